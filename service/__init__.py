@@ -1,0 +1,1 @@
+"""Mexican Train dominoes game service: engine (rules), Redis store, HTTP API, bots."""
