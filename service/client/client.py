@@ -1,0 +1,341 @@
+"""A small typed client for the Mexican Train HTTP API (``/work/shared/API.md``).
+
+Retries are safe by construction: every mutating call carries an ``Idempotency-Key`` generated
+once per logical call and reused on each retry, so a request whose response was lost applies at
+most once. Connection errors and 502/503/504 retry with capped exponential back-off and full
+jitter; 429 waits for ``Retry-After``; a 412 re-reads the game and raises :class:`StaleVersion`
+with the fresh view so the caller can decide again (re-sending blindly would defeat ``If-Match``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import requests
+from requests.adapters import HTTPAdapter
+
+from service.client.errors import (
+    ApiError,
+    StaleVersion,
+    TransportError,
+    error_for,
+)
+
+JSON = dict[str, Any]
+
+_RETRY_STATUSES = frozenset({502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries: ``attempts`` tries in all, back-off ``base * 2**n`` capped, full jitter."""
+
+    attempts: int = 5
+    base: float = 0.05
+    cap: float = 2.0
+    max_retry_after: float = 30.0
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        # Full jitter spreads retries of many clients so they do not hit the server in lockstep.
+        return rng.uniform(0.0, min(self.cap, self.base * (2**attempt)))
+
+
+def _retry_after(value: str | None, policy: RetryPolicy) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, min(seconds, policy.max_retry_after))
+
+
+def new_idempotency_key() -> str:
+    return str(uuid.uuid4())
+
+
+class Client:
+    """One HTTP session against one server. Thread-safe enough to share; cheap to create per thread.
+
+    Tokens are passed per call because one process often acts for several seats (tournaments).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 10.0,
+        pool_size: int = 32,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        if session is None:
+            session = requests.Session()
+            adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+        self.session = session
+        self._rng = random.Random()
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _sleep(self, attempt: int) -> None:
+        with self._lock:
+            delay = self.retry.backoff(attempt, self._rng)
+        time.sleep(delay)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        body: Any = None,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> JSON:
+        """Send one logical request (retrying as the policy allows) and return the JSON body.
+
+        Mutating methods get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given;
+        the same key is sent on every retry.
+        """
+        method = method.upper()
+        headers = {"Accept": "application/json, application/problem+json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if if_match is not None:
+            headers["If-Match"] = f'"{if_match}"'
+        if method not in ("GET", "HEAD"):
+            key = idempotency_key or new_idempotency_key()
+            headers["Idempotency-Key"] = f'"{key}"'
+        data: bytes | None = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = "application/json"
+        url = self.base_url + path
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                resp = self.session.request(
+                    method, url, headers=headers, data=data, params=params, timeout=self.timeout
+                )
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                last = exc
+                if attempt + 1 < self.retry.attempts:
+                    self._sleep(attempt)
+                continue
+            status = resp.status_code
+            if status < 400:
+                return _json(resp)
+            err = error_for(status, _problem(resp))
+            last = err
+            if attempt + 1 >= self.retry.attempts:
+                break
+            if status == 429 or (status in _RETRY_STATUSES and "Retry-After" in resp.headers):
+                wait = _retry_after(resp.headers.get("Retry-After"), self.retry)
+                time.sleep(wait if wait is not None else self.retry.backoff(attempt, self._rng))
+                continue
+            if status in _RETRY_STATUSES:
+                self._sleep(attempt)
+                continue
+            raise err
+        if isinstance(last, ApiError):
+            raise last  # 429/5xx that outlasted the retries
+        raise TransportError(f"{method} {url} failed after {self.retry.attempts} attempts: {last}")
+
+    def _mutate(
+        self,
+        game_id: str,
+        action_path: str,
+        token: str,
+        body: Any = None,
+        *,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        path = f"/api/v1/games/{game_id}/{action_path}"
+        try:
+            return self.request(
+                "POST",
+                path,
+                token=token,
+                body=body,
+                if_match=if_match,
+                idempotency_key=idempotency_key,
+            )
+        except StaleVersion as err:
+            # The caller's decision was based on an old state: hand it the new one to decide again.
+            try:
+                err.view = self.view(game_id, token=token)
+            except ApiError:
+                err.view = None
+            raise
+
+    # -- endpoints ---------------------------------------------------------------------------
+
+    def healthz(self) -> JSON:
+        return self.request("GET", "/healthz")
+
+    def create_game(
+        self,
+        players: Sequence[str],
+        *,
+        preset: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Create a game; the body has ``game_id``, ``seats`` (with tokens) and ``host_token``."""
+        body: JSON = {"players": list(players)}
+        if preset is not None:
+            body["preset"] = preset
+        if options:
+            body["options"] = dict(options)
+        if seed is not None:
+            body["seed"] = seed
+        return self.request("POST", "/api/v1/games", body=body, idempotency_key=idempotency_key)
+
+    def create_from_position(
+        self, position: Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> JSON:
+        body = {"position": dict(position)}
+        return self.request("POST", "/api/v1/games", body=body, idempotency_key=idempotency_key)
+
+    def deal(
+        self,
+        game_id: str,
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Host deals the next round."""
+        return self._mutate(
+            game_id, "deal", token, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def view(self, game_id: str, *, token: str | None = None) -> JSON:
+        """The game view; with a seat token it includes that seat's ``hand``."""
+        return self.request("GET", f"/api/v1/games/{game_id}", token=token)
+
+    def legal_moves(self, game_id: str, *, token: str) -> JSON:
+        """``{"version", "seat", "turn", "moves": [...]}`` for the token's seat."""
+        return self.request("GET", f"/api/v1/games/{game_id}/legal-moves", token=token)
+
+    def play(
+        self,
+        game_id: str,
+        tile: Sequence[int],
+        train: str,
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        body = {"tile": [int(tile[0]), int(tile[1])], "train": str(train)}
+        return self._mutate(
+            game_id, "play", token, body, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def draw(
+        self,
+        game_id: str,
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        return self._mutate(
+            game_id, "draw", token, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def mark(
+        self,
+        game_id: str,
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        return self._mutate(
+            game_id, "mark", token, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def end_turn(
+        self,
+        game_id: str,
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        return self._mutate(
+            game_id, "end-turn", token, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def move(
+        self,
+        game_id: str,
+        move: Mapping[str, Any],
+        *,
+        token: str,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Apply any move object exactly as ``legal-moves`` listed it."""
+        return self._mutate(
+            game_id, "moves", token, dict(move), if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def score(self, game_id: str) -> JSON:
+        return self.request("GET", f"/api/v1/games/{game_id}/score")
+
+    def position(self, game_id: str, *, token: str) -> JSON:
+        """The full position (host token)."""
+        return self.request("GET", f"/api/v1/games/{game_id}/position", token=token)
+
+
+def _json(resp: requests.Response) -> JSON:
+    if not resp.content:
+        return {}
+    data = orjson.loads(resp.content)
+    return data if isinstance(data, dict) else {"data": data}
+
+
+def _problem(resp: requests.Response) -> JSON:
+    """The problem body, or a synthetic one when a proxy answered with something else."""
+    try:
+        data = orjson.loads(resp.content) if resp.content else None
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        return data
+    return {"status": resp.status_code, "title": resp.reason or "", "detail": resp.text[:200]}
