@@ -24,3 +24,12 @@ def redis_client(redis_server: RedisServer) -> Iterator[redis.Redis]:
     client.flushall()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(redis_server: RedisServer) -> Iterator[str]:
+    """Base URL of a real gunicorn (2 workers) serving the API on the session's redis-server."""
+    from tests.servers import start_gunicorn
+
+    with start_gunicorn(redis_server.url, workers=2) as base_url:
+        yield base_url

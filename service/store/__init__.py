@@ -1,0 +1,23 @@
+"""Redis storage of games: keys, Lua compare-and-set, expiry, token digests, idempotency."""
+
+from .connection import connect
+from .games import (
+    GameNotFound,
+    GameRecord,
+    GameStore,
+    IdempotentReplay,
+    KeptResponse,
+    StoreError,
+    VersionConflict,
+)
+
+__all__ = [
+    "GameNotFound",
+    "GameRecord",
+    "GameStore",
+    "IdempotentReplay",
+    "KeptResponse",
+    "StoreError",
+    "VersionConflict",
+    "connect",
+]

@@ -1,0 +1,106 @@
+"""The Flask app factory: settings, Redis store, flask-smorest Api, blueprints, docs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import swagger_ui_bundle
+from flask import Flask, Response, request, send_from_directory
+
+from service.store import GameStore, connect
+
+from .config import load_settings
+from .problems import ApiError, ProblemApi
+from .store_access import STORE_EXTENSION
+
+API_PREFIX = "/api/v1"
+SPEC_PATH = "api/v1/openapi.json"
+DOCS_STATIC = "/docs/static/"
+
+
+def spec_json(api: ProblemApi) -> bytes:
+    """The OpenAPI document, byte-for-byte what ``make spec`` writes (sorted keys)."""
+    return orjson.dumps(api.spec.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the WSGI app. ``config`` overrides the environment (REDIS_URL, REDIS_CLUSTER,
+    GAME_TTL_SECONDS, IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES); ``STORE`` may pass a ready
+    GameStore. No game state lives in the process: any worker serves any request."""
+    settings = load_settings(config)
+    app = Flask(__name__)
+    app.config.update(
+        API_TITLE="Mexican Train",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH=SPEC_PATH,
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL=DOCS_STATIC,
+        MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],
+        API_SPEC_OPTIONS=api_spec_options(),
+    )
+    app.config.update({k: v for k, v in settings.items() if k.isupper()})
+
+    gs = settings.get("STORE")
+    if gs is None:
+        client = connect(settings["REDIS_URL"], cluster=settings["REDIS_CLUSTER"])
+        gs = GameStore(
+            client,
+            game_ttl=settings["GAME_TTL_SECONDS"],
+            idem_ttl=settings["IDEMPOTENCY_TTL_SECONDS"],
+        )
+    app.extensions[STORE_EXTENSION] = gs
+
+    api = ProblemApi(app)
+    register_blueprints(api)
+    api.spec.components.security_scheme(
+        "bearer", {"type": "http", "scheme": "bearer", "description": "seat or host token"}
+    )
+    # Serve the spec exactly as `make spec` writes it (flask-smorest's own view does not sort).
+    app.view_functions["api-docs.openapi_json"] = lambda: Response(
+        spec_json(api), mimetype="application/json"
+    )
+
+    @app.get(DOCS_STATIC + "<path:filename>")
+    def swagger_static(filename: str) -> Response:
+        """Swagger UI assets shipped in the swagger-ui-bundle wheel: no CDN needed."""
+        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+
+    @app.before_request
+    def require_json_body() -> None:
+        """A body that is not JSON is refused up front (415) rather than read as missing."""
+        if (
+            request.method in {"POST", "PUT", "PATCH"}
+            and (request.content_length or 0) > 0
+            and not request.is_json
+        ):
+            raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
+
+    # Observability (request ids, logs, Prometheus metrics) hooks in here:
+    # from .observability import init_observability; init_observability(app)
+
+    return app
+
+
+def register_blueprints(api: ProblemApi) -> None:
+    from .health.resources import blp as health_blp
+
+    api.register_blueprint(health_blp)
+
+
+def api_spec_options() -> dict[str, Any]:
+    return {
+        "info": {
+            "description": (
+                "HTTP/JSON service for Mexican Train dominoes. Errors are RFC 9457 problem "
+                "details (`application/problem+json`) with a stable `code`. Game responses "
+                'carry the game version as a strong ETag (`"<version>"`); send it back in '
+                "`If-Match` to act only on the state you saw, and an `Idempotency-Key` to make "
+                "retries safe."
+            ),
+        },
+        "servers": [{"url": "/"}],
+    }

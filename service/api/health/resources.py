@@ -1,0 +1,36 @@
+"""``/healthz``: the process answers. ``/readyz``: Redis answers too (load balancers use it)."""
+
+from __future__ import annotations
+
+import redis
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ..problems import ApiError
+from ..store_access import store
+from ..web import json_response
+from .schemas import HealthSchema
+
+blp = Blueprint("health", __name__, description="Liveness and readiness probes")
+
+
+@blp.route("/healthz")
+class Healthz(MethodView):
+    @blp.response(200, HealthSchema, example={"status": "ok"})
+    def get(self) -> Response:
+        """The process is alive (never touches Redis)."""
+        return json_response({"status": "ok"})
+
+
+@blp.route("/readyz")
+class Readyz(MethodView):
+    @blp.response(200, HealthSchema, example={"status": "ready"})
+    @blp.alt_response(503, response="SERVICE_UNAVAILABLE", description="Redis does not answer")
+    def get(self) -> Response:
+        """Ready to serve: Redis answers PING."""
+        try:
+            store().ping()
+        except (redis.RedisError, OSError) as exc:
+            raise ApiError(503, "redis_unavailable", f"Redis does not answer: {exc}") from exc
+        return json_response({"status": "ready"})

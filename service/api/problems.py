@@ -1,0 +1,200 @@
+"""RFC 9457 problem details: the one shape of every error the service returns.
+
+Each problem has a stable ``code`` (clients branch on it) besides ``type``, ``title``,
+``status`` and ``detail``; validation failures add ``errors`` (field -> messages).
+"""
+
+from __future__ import annotations
+
+import http
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import marshmallow as ma
+import orjson
+from flask import Response
+from flask_smorest import Api
+from flask_smorest.utils import prepare_response
+from werkzeug.exceptions import HTTPException
+
+from service.rules.errors import (
+    CorruptState,
+    IllegalMove,
+    InvalidMove,
+    InvalidPosition,
+    InvalidRules,
+    RulesError,
+)
+
+PROBLEM_MIMETYPE = "application/problem+json"
+TYPE_BASE = "urn:mexican-train:problem:"
+
+log = logging.getLogger(__name__)
+
+# The code of a problem raised by Flask/werkzeug itself, by status.
+HTTP_CODES: dict[int, str] = {
+    400: "malformed_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    412: "stale_version",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "validation_failed",
+    428: "precondition_required",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+# Engine error class -> status (service/rules/errors.py explains the split).
+RULES_STATUS: tuple[tuple[type[RulesError], int], ...] = (
+    (InvalidRules, 422),
+    (InvalidPosition, 422),
+    (InvalidMove, 422),
+    (IllegalMove, 409),
+    (CorruptState, 500),
+)
+
+
+class ProblemSchema(ma.Schema):
+    """An RFC 9457 problem (``application/problem+json``)."""
+
+    type = ma.fields.String(required=True, metadata={"description": "URI naming the problem type"})
+    title = ma.fields.String(required=True, metadata={"description": "Short summary"})
+    status = ma.fields.Integer(required=True, metadata={"description": "HTTP status code"})
+    detail = ma.fields.String(required=True, metadata={"description": "What went wrong"})
+    code = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "Stable machine-readable code, e.g. `not_your_turn`, `illegal_move`,"
+            " `stale_version`, `game_not_found`, `invalid_rules`"
+        },
+    )
+    errors = ma.fields.Dict(
+        metadata={"description": "Field -> messages, for request validation failures (422)"}
+    )
+    version = ma.fields.Integer(
+        metadata={"description": "The game's current version (409/412 version problems)"}
+    )
+
+
+class ApiError(Exception):
+    """Raised by views: becomes a problem response."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        errors: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.errors = errors
+        self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+
+
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    errors: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Response:
+    body: dict[str, Any] = {
+        "type": TYPE_BASE + code,
+        "title": http.HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if errors:
+        body["errors"] = errors
+    if extra:
+        body.update(extra)
+    resp = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_MIMETYPE)
+    for name, value in (headers or {}).items():
+        resp.headers[name] = value
+    return resp
+
+
+def handle_api_error(err: ApiError) -> Response:
+    return problem(
+        err.status, err.code, err.detail, errors=err.errors, headers=err.headers, extra=err.extra
+    )
+
+
+def handle_rules_error(err: RulesError) -> Response:
+    status = next((s for cls, s in RULES_STATUS if isinstance(err, cls)), 500)
+    if status >= 500:
+        log.error("engine fault: %s (%s)", err, err.code)
+        return problem(500, err.code, "The stored game could not be read.")
+    return problem(status, err.code, err.message or err.code)
+
+
+def handle_unexpected(err: Exception) -> Response:
+    """Last resort: log the traceback, tell the client nothing internal."""
+    if isinstance(err, HTTPException):  # pragma: no cover - routed to the HTTP handler first
+        return handle_http(err)
+    log.exception("unhandled error")
+    return problem(500, "internal_error", "An unexpected error occurred on the server.")
+
+
+def handle_http(err: HTTPException) -> Response:
+    status = err.code or 500
+    code = HTTP_CODES.get(status, http.HTTPStatus(status).phrase.lower().replace(" ", "_"))
+    data = getattr(err, "data", None) or {}
+    errors = data.get("errors") or data.get("messages")
+    detail = err.description or http.HTTPStatus(status).description
+    headers = dict(data.get("headers") or {})
+    if status == 400 and errors and "json" in errors and errors["json"] == ["Invalid JSON body."]:
+        code, detail, errors = "malformed_json", "The request body is not valid JSON.", None
+    elif status == 422:
+        detail = "The request is well-formed but some values are invalid; see errors."
+        # webargs nests messages under the location ("json", "headers"); keep them flat.
+        if isinstance(errors, dict) and set(errors) == {"json"}:
+            errors = errors["json"]
+    elif status == 405:
+        allowed = err.get_headers()
+        headers.update({k: v for k, v in allowed if k == "Allow"})
+    return problem(status, code, detail, errors=errors, headers=headers)
+
+
+class ProblemApi(Api):  # type: ignore[misc]
+    """flask-smorest Api whose errors, served and documented, are problem details."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_error_handlers(self) -> None:
+        self._app.register_error_handler(HTTPException, handle_http)
+        self._app.register_error_handler(ApiError, handle_api_error)
+        self._app.register_error_handler(RulesError, handle_rules_error)
+        self._app.register_error_handler(Exception, handle_unexpected)
+
+    def handle_http_exception(self, error: HTTPException) -> Response:
+        return handle_http(error)
+
+    def _register_responses(self) -> None:
+        """Document the shared error responses as ``application/problem+json``."""
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if status >= 400:
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, PROBLEM_MIMETYPE)
+            self.spec.components.response(status.name, response, lazy=True)
+        response = {"description": "Unexpected server error", "schema": self.ERROR_SCHEMA}
+        prepare_response(response, self.spec, PROBLEM_MIMETYPE)
+        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)

@@ -1,0 +1,188 @@
+"""Game storage on Redis: one hash per game, compare-and-set on its version, idempotency.
+
+Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`):
+
+- ``mt:{<id>}`` hash: ``v`` version, ``s`` engine ``dumps`` bytes, ``h`` host token digest,
+  ``t`` the seat token digests concatenated (32 bytes each). TTL: ``game_ttl``, renewed by
+  every applied action.
+- ``mt:{<id>}:idem:<sha256(token, Idempotency-Key)>`` string: the first response to a keyed
+  request, ``b"<status>" + body``. TTL: ``min(idem_ttl, game_ttl)``.
+
+A read is one round trip (HGETALL, plus GET of the idempotency key in the same pipeline); a
+write is one EVALSHA. The store knows nothing of HTTP or of the rules: it keeps bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from redis.cluster import RedisCluster
+
+from . import keys, scripts
+from .tokens import hash_token, new_game_id, token_matches
+
+DIGEST_SIZE = 32
+
+
+class StoreError(Exception):
+    """Base of the store's refusals (the API maps each to a problem)."""
+
+
+class GameNotFound(StoreError):
+    pass
+
+
+class VersionConflict(StoreError):
+    """The stored version is not the one the caller read: nothing was written."""
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the game is at version {current}")
+        self.current = current
+
+
+@dataclass(frozen=True)
+class KeptResponse:
+    """A response kept for an Idempotency-Key, replayed verbatim."""
+
+    status: int
+    body: bytes
+
+    def encode(self) -> bytes:
+        return b"%03d" % self.status + self.body
+
+    @classmethod
+    def decode(cls, raw: bytes) -> KeptResponse:
+        return cls(int(raw[:3]), raw[3:])
+
+
+class IdempotentReplay(StoreError):
+    """A request with the same Idempotency-Key applied first."""
+
+    def __init__(self, kept: KeptResponse) -> None:
+        super().__init__("replayed")
+        self.kept = kept
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    game_id: str
+    version: int
+    state: bytes
+    host_digest: bytes
+    seat_digests: tuple[bytes, ...]
+    kept: KeptResponse | None = None
+
+    def identify(self, token: str) -> int | str | None:
+        """``"host"``, a seat number, or None for a token of no role in this game.
+
+        Every digest is compared (no early exit) so timing does not reveal which one matched.
+        """
+        digest = hash_token(token)
+        role: int | str | None = None
+        if token_matches(digest, self.host_digest):
+            role = "host"
+        for seat, stored in enumerate(self.seat_digests):
+            if token_matches(digest, stored):
+                role = seat
+        return role
+
+
+class GameStore:
+    """All Redis access of the service. Stateless: safe to share between threads."""
+
+    def __init__(
+        self,
+        client: redis.Redis | RedisCluster,
+        *,
+        game_ttl: int = 7 * 24 * 3600,
+        idem_ttl: int = 24 * 3600,
+    ) -> None:
+        self.client = client
+        self.game_ttl = int(game_ttl)
+        self.idem_ttl = int(min(idem_ttl, game_ttl))
+        self._create = client.register_script(scripts.CREATE_GAME)
+        self._cas = client.register_script(scripts.COMPARE_AND_SET)
+
+    def ping(self) -> bool:
+        return bool(self.client.ping())
+
+    def create(self, state: bytes, host_token: str, seat_tokens: Sequence[str]) -> str:
+        """Store a new game at version 1; returns its fresh id."""
+        seats = b"".join(hash_token(t) for t in seat_tokens)
+        for _ in range(5):  # a collision of 72 random bits is next to impossible; stay bounded
+            game_id = new_game_id()
+            args: list[bytes | int] = [state, hash_token(host_token), seats, self.game_ttl]
+            if self._create(keys=[keys.game_key(game_id)], args=args):
+                return game_id
+        raise StoreError("could not draw a free game id")
+
+    def load(
+        self, game_id: str, *, token: str | None = None, idempotency_key: str | None = None
+    ) -> GameRecord:
+        """The game's record in one round trip; with a key, also any response kept for it."""
+        if not keys.valid_game_id(game_id):
+            raise GameNotFound(game_id)
+        gkey = keys.game_key(game_id)
+        kept_raw: Any = None
+        if idempotency_key is not None and token is not None:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hgetall(gkey)
+            pipe.get(keys.idem_key(game_id, token, idempotency_key))
+            fields, kept_raw = pipe.execute()
+        else:
+            fields = self.client.hgetall(gkey)
+        if not fields or b"v" not in fields:
+            raise GameNotFound(game_id)
+        seats = fields.get(b"t", b"")
+        return GameRecord(
+            game_id=game_id,
+            version=int(fields[b"v"]),
+            state=fields[b"s"],
+            host_digest=fields.get(b"h", b""),
+            seat_digests=tuple(
+                seats[i : i + DIGEST_SIZE] for i in range(0, len(seats), DIGEST_SIZE)
+            ),
+            kept=KeptResponse.decode(kept_raw) if kept_raw else None,
+        )
+
+    def save(
+        self,
+        game_id: str,
+        expected_version: int,
+        state: bytes,
+        *,
+        kept: KeptResponse | None = None,
+        token: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> int:
+        """Compare-and-set: write ``state`` as version ``expected_version + 1``.
+
+        With an Idempotency-Key, ``kept`` is stored in the same atomic step. Raises
+        VersionConflict, GameNotFound or IdempotentReplay; on any of them nothing was written.
+        """
+        key_list = [keys.game_key(game_id)]
+        args: list[bytes | int] = [expected_version, state, self.game_ttl]
+        if idempotency_key is not None and token is not None and kept is not None:
+            key_list.append(keys.idem_key(game_id, token, idempotency_key))
+            args += [kept.encode(), self.idem_ttl]
+        result = self._cas(keys=key_list, args=args)
+        outcome = int(result[0])
+        if outcome == 1:
+            return int(result[1])
+        if outcome == 0:
+            raise VersionConflict(int(result[1]))
+        if outcome == 2:
+            raise IdempotentReplay(KeptResponse.decode(result[1]))
+        raise GameNotFound(game_id)
+
+    def game_keys(self, game_id: str) -> list[bytes]:
+        """Every key of one game (tests, memory benchmark): SCAN within the game's prefix."""
+        pattern = keys.game_key(game_id).replace("{", "\\{").replace("}", "\\}")
+        found = (
+            [keys.game_key(game_id).encode()] if self.client.exists(keys.game_key(game_id)) else []
+        )
+        found += list(self.client.scan_iter(match=pattern + keys.IDEM_SUFFIX + "*"))
+        return found

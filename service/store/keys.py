@@ -1,0 +1,36 @@
+"""Key names. Every key of one game carries the hash tag ``{<game id>}``.
+
+Redis Cluster hashes only the part between braces, so all of a game's keys live in one slot
+and the compare-and-set script may touch them together. Keys are built here, in Python, and
+passed to Lua through ``KEYS``: a script never builds a key name itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+PREFIX = "mt:"
+IDEM_SUFFIX = ":idem:"
+
+# Game ids are what ``new_game_id`` makes; anything else is refused before touching Redis.
+GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
+
+
+def game_key(game_id: str) -> str:
+    """The hash holding a game's version, state and token hashes."""
+    return f"{PREFIX}{{{game_id}}}"
+
+
+def idem_key(game_id: str, token: str, idempotency_key: str) -> str:
+    """Where the first response to ``(token, Idempotency-Key)`` on this game is kept.
+
+    The token is part of the hash so a key is private to its caller, and only a digest is
+    stored so neither the token nor the client's key appears in Redis.
+    """
+    digest = hashlib.sha256(f"{token}\n{idempotency_key}".encode()).hexdigest()
+    return f"{PREFIX}{{{game_id}}}{IDEM_SUFFIX}{digest}"
+
+
+def valid_game_id(game_id: str) -> bool:
+    return GAME_ID_RE.fullmatch(game_id) is not None

@@ -1,0 +1,26 @@
+"""Secret tokens: random, stored only as SHA-256 digests, compared in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+
+def new_token() -> str:
+    """A fresh bearer token (256 bits of randomness)."""
+    return secrets.token_urlsafe(32)
+
+
+def new_game_id() -> str:
+    """A game id: 72 random bits, URL-safe, short enough to type in a curl command."""
+    return secrets.token_urlsafe(9)
+
+
+def hash_token(token: str) -> bytes:
+    """The stored form of a token. A fast hash suffices: tokens are random, not passwords."""
+    return hashlib.sha256(token.encode()).digest()
+
+
+def token_matches(token_hash: bytes, stored: bytes) -> bool:
+    return hmac.compare_digest(token_hash, stored)

@@ -1,0 +1,37 @@
+"""Probes and the error envelope through a real gunicorn on a real redis-server."""
+
+from __future__ import annotations
+
+import requests
+
+from service.store.redis_server import RedisServer
+from tests.servers import start_gunicorn
+
+
+def test_healthz_and_readyz(live_server: str) -> None:
+    assert requests.get(live_server + "/healthz", timeout=5).json() == {"status": "ok"}
+    r = requests.get(live_server + "/readyz", timeout=5)
+    assert r.status_code == 200
+    assert r.json() == {"status": "ready"}
+
+
+def test_unknown_route_is_a_problem(live_server: str) -> None:
+    r = requests.get(live_server + "/nope", timeout=5)
+    assert r.status_code == 404
+    assert r.headers["Content-Type"] == "application/problem+json"
+    body = r.json()
+    assert body["code"] == "not_found"
+    assert body["status"] == 404
+    assert {"type", "title", "detail"} <= set(body)
+
+
+def test_readyz_503_when_redis_is_down() -> None:
+    server = RedisServer().start()
+    with start_gunicorn(server.url, workers=1) as base:
+        assert requests.get(base + "/readyz", timeout=5).status_code == 200
+        server.stop()
+        r = requests.get(base + "/readyz", timeout=10)
+        assert r.status_code == 503
+        assert r.headers["Content-Type"] == "application/problem+json"
+        assert r.json()["code"] == "redis_unavailable"
+        assert requests.get(base + "/healthz", timeout=5).status_code == 200

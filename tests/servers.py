@@ -1,0 +1,75 @@
+"""Real servers for tests and benchmarks: gunicorn running the API (redis comes from
+``service.store.redis_server``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+from service.store.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
+
+
+@contextmanager
+def start_gunicorn(
+    redis_url: str,
+    *,
+    port: int | None = None,
+    workers: int = 2,
+    env: Mapping[str, str] | None = None,
+    app: str = "service.api.wsgi:app",
+    timeout: float = 30.0,
+) -> Iterator[str]:
+    """Run gunicorn with ``deploy/gunicorn.conf.py`` on 127.0.0.1; yields its base URL.
+
+    Waits until ``/healthz`` answers, stops gunicorn (SIGTERM, then SIGKILL) on exit.
+    ``env`` adds variables (e.g. GAME_TTL_SECONDS); ``app`` serves another WSGI app.
+    """
+    port = port or free_port()
+    full_env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": str(workers),
+        "LOG_LEVEL": "warning",
+        **(env or {}),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), app],
+        cwd=ROOT,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+            try:
+                if requests.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("gunicorn did not answer /healthz in time")
+            time.sleep(0.1)
+        yield base
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
