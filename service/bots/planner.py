@@ -1,0 +1,194 @@
+"""``planner``: plans the longest chain for its own train and plays everything else elsewhere.
+
+Why this wins: a tile in the planned chain is a guaranteed future play on a train nobody else may
+touch (while it is unmarked), so each turn the planner prefers to unload an *orphan* (a tile outside
+the chain) on the Mexican or a marked train, and spends a chain tile only when nothing else fits.
+The opening turn (chain opening) lays the whole chain at once: every tile beyond the first is a
+turn saved. Doubles are played when they can be followed (two tiles in one turn), open doubles are
+satisfied with the tile that hurts the plan least, and a move that empties the hand always wins.
+
+Each candidate move is scored by a one-ply look-ahead (two plies after a double, since the same
+player must follow it) of :func:`evaluate` on the hand it leaves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from service.bots.base import (
+    TileT,
+    View,
+    canonical,
+    hand_of,
+    is_opening,
+    other_end,
+    pips,
+    play_tile,
+    plays,
+    seat_of,
+    train_by_id,
+)
+from service.rules import Move
+
+_SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
+
+
+@lru_cache(maxsize=65536)
+def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
+    """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``.
+
+    ``hand`` must be sorted (it is the cache key). Depth-first search over trails with a node
+    budget; domino hands are sparse graphs, so the budget is almost never reached.
+    """
+    by_pip: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(hand):
+        by_pip.setdefault(a, []).append(i)
+        if b != a:
+            by_pip.setdefault(b, []).append(i)
+    best: list[TileT] = []
+    best_key = (0, 0)
+    path: list[TileT] = []
+    used = [False] * len(hand)
+    budget = [_SEARCH_BUDGET]
+
+    def dfs(at: int, count: int, total: int) -> None:
+        nonlocal best, best_key
+        if (count, total) > best_key:
+            best_key = (count, total)
+            best = list(path)
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        for i in by_pip.get(at, ()):
+            if used[i]:
+                continue
+            tile = hand[i]
+            used[i] = True
+            path.append(tile)
+            dfs(other_end(tile, at), count + 1, total + tile[0] + tile[1])
+            path.pop()
+            used[i] = False
+
+    dfs(end, 0, 0)
+    return tuple(best)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Cost of what is left in hand. Orphans cost more than chain tiles: they need luck to play."""
+
+    orphan: float = 10.0
+    live_orphan: float = 7.0  # an orphan that fits a public train right now
+    chain: float = 5.0
+    pip: float = 0.35
+    marked_own_bonus: float = 6.0  # playing on our own marked train takes the marker off
+    open_double_bonus: float = 1.5  # leaving an open double burdens the next players
+    no_follow_penalty: float = 12.0  # a double we cannot follow: draw, maybe mark
+
+
+def evaluate(hand: list[TileT], own_end: int, public_ends: set[int], w: Weights) -> float:
+    """Higher is better. Empty hand (went out) is best of all."""
+    if not hand:
+        return 1e9
+    chain = best_chain(own_end, tuple(sorted(hand)))
+    rest = list(hand)
+    for t in chain:
+        rest.remove(t)
+    cost = w.chain * len(chain) + w.pip * sum(pips(t) for t in hand)
+    for t in rest:
+        cost += w.live_orphan if (t[0] in public_ends or t[1] in public_ends) else w.orphan
+    return -cost
+
+
+class PlannerBot:
+    name = "planner"
+
+    def __init__(self, seed: int | None = None, weights: Weights | None = None) -> None:
+        del seed  # deterministic
+        self.w = weights or Weights()
+
+    def choose(self, view: View, moves: list[Move]) -> Move:
+        ordered = canonical(moves)
+        candidates = plays(ordered)
+        if not candidates:
+            return ordered[0]  # draw, mark or end_turn: the rules leave no real choice
+        seat = seat_of(view)
+        own = str(seat)
+        trains = train_by_id(view)
+        hand = hand_of(view)
+        own_end = int(trains[own]["open_end"]) if own in trains else int(view["engine"])
+        if is_opening(view):
+            return self._opening(ordered, candidates, hand, own, own_end)
+        return self._later(view, candidates, hand, own, own_end, trains)
+
+    def _opening(
+        self, ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
+    ) -> Move:
+        chain = best_chain(own_end, tuple(sorted(hand)))
+        if chain:
+            for m in candidates:
+                if m.train == own and play_tile(m) == chain[0]:
+                    return m
+        for m in ordered:
+            if m.action == "end_turn":
+                return m
+        return max(candidates, key=lambda m: pips(play_tile(m)))
+
+    def _later(
+        self,
+        view: View,
+        candidates: list[Move],
+        hand: list[TileT],
+        own: str,
+        own_end: int,
+        trains: dict[str, dict[str, object]],
+    ) -> Move:
+        w = self.w
+        own_marked = bool(trains.get(own, {}).get("marked"))
+        ends: dict[str, int] = {}
+        for tid, t in trains.items():
+            if tid == own:
+                continue
+            usable = tid == "mexican" or bool(t.get("marked"))
+            if usable and t.get("open_end") is not None:
+                ends[tid] = int(str(t["open_end"]))
+        rules = view.get("rules") or {}
+        follow_any = (rules.get("options") or {}).get("double_follow", "any") != "satisfy"
+
+        def after(tile: TileT, train: str, h: list[TileT], oe: int) -> tuple[list[TileT], int]:
+            rest = list(h)
+            rest.remove(tile)
+            return rest, (other_end(tile, oe) if train == own else oe)
+
+        def score(m: Move) -> float:
+            tile = play_tile(m)
+            train = m.train or ""
+            rest, oe = after(tile, train, hand, own_end)
+            bonus = w.marked_own_bonus if (own_marked and train == own) else 0.0
+            public = set(ends.values())
+            if tile[0] != tile[1] or not rest:
+                return evaluate(rest, oe, public, w) + bonus
+            # A double: the same player must follow it. Look one tile further.
+            x = tile[0]
+            spots: dict[str, int] = {train: x}
+            if follow_any:
+                spots.setdefault(own, oe)
+                for tid, e in ends.items():
+                    spots.setdefault(tid, e)
+            best = -1e18
+            for t2 in set(rest):
+                for tid, e in spots.items():
+                    if e not in t2:
+                        continue
+                    rest2, oe2 = after(t2, tid, rest, oe)
+                    pub2 = {x if k == train else v for k, v in ends.items()}
+                    val = evaluate(rest2, oe2, pub2, w)
+                    if tid != train:
+                        val += w.open_double_bonus
+                    best = max(best, val)
+            if best <= -1e18:
+                return evaluate(rest, oe, public, w) - w.no_follow_penalty + bonus
+            return best + bonus
+
+        return max(candidates, key=score)
