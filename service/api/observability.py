@@ -1,0 +1,180 @@
+"""Request ids, one structured JSON log line per request, Prometheus metrics and proxy trust.
+
+``init_app(app)`` wires everything into a Flask app; the API calls ``record_move`` and
+``record_cas_conflict`` where those events happen. Metrics work under several gunicorn workers:
+when ``PROMETHEUS_MULTIPROC_DIR`` is set *before* ``prometheus_client`` is imported (the gunicorn
+config does it), every worker writes its own mmap file and ``/metrics`` sums them all, so whichever
+worker answers the scrape reports the whole instance.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from flask import Flask, Response, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# A caller's id is logged verbatim, so only a safe, bounded alphabet is accepted (no log injection).
+_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+# Unmatched paths share one label: a scan of random URLs must not create unbounded series.
+_UNMATCHED = "<unmatched>"
+
+REQUESTS = Counter(
+    "http_requests_total",
+    "HTTP requests answered, per method, endpoint template and status.",
+    ["method", "endpoint", "status"],
+)
+LATENCY = Histogram(
+    "http_request_duration_seconds",
+    "Time spent in the app per request (excludes queueing in gunicorn/nginx).",
+    ["method", "endpoint"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
+MOVES = Counter(
+    "game_moves_applied_total", "Game actions applied and stored, per action.", ["action"]
+)
+CAS_CONFLICTS = Counter(
+    "game_cas_conflicts_total",
+    "Compare-and-set saves refused because another request changed the game first.",
+)
+
+access_log = logging.getLogger("service.access")
+
+
+def record_move(action: str) -> None:
+    """Count one applied (and stored) action: play, draw, mark, end_turn or deal."""
+    MOVES.labels(action=action).inc()
+
+
+def record_cas_conflict() -> None:
+    """Count one compare-and-set refused because the stored version had moved on."""
+    CAS_CONFLICTS.inc()
+
+
+def multiprocess_enabled() -> bool:
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
+def metrics_payload() -> bytes:
+    """The exposition text: every worker's values summed in multiprocess mode, else this process."""
+    if multiprocess_enabled():
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(registry))
+    return bytes(generate_latest(REGISTRY))
+
+
+def _metrics_view() -> Response:
+    return Response(metrics_payload(), mimetype=None, content_type=CONTENT_TYPE_LATEST)
+
+
+def _request_id() -> str:
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    if _REQUEST_ID_RE.fullmatch(given):
+        return given
+    return uuid.uuid4().hex
+
+
+def _before() -> None:
+    g.request_started = time.perf_counter()
+    g.request_id = _request_id()
+
+
+def _game_id(response: Response) -> str | None:
+    args = request.view_args or {}
+    for key in ("game_id", "id"):
+        value = args.get(key)
+        if value is not None:
+            return str(value)
+    # A create answers 201 with Location .../games/<id>: log the id it made.
+    location = response.headers.get("Location")
+    if location and response.status_code == 201:
+        return location.rstrip("/").rsplit("/", 1)[-1]
+    return None
+
+
+def _after(response: Response) -> Response:
+    started = g.get("request_started")
+    request_id = g.get("request_id") or _request_id()
+    response.headers[REQUEST_ID_HEADER] = request_id
+    duration = time.perf_counter() - started if started is not None else 0.0
+    endpoint = request.url_rule.rule if request.url_rule is not None else _UNMATCHED
+    status = response.status_code
+    REQUESTS.labels(method=request.method, endpoint=endpoint, status=str(status)).inc()
+    LATENCY.labels(method=request.method, endpoint=endpoint).observe(duration)
+    if access_log.isEnabledFor(logging.INFO):
+        line: dict[str, Any] = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "level": "info",
+            "event": "request",
+            "method": request.method,
+            "path": endpoint,
+            "status": status,
+            "duration_ms": round(duration * 1000.0, 3),
+            "request_id": request_id,
+            "game_id": _game_id(response),
+            "remote_addr": request.remote_addr,
+            "pid": os.getpid(),
+        }
+        access_log.info(orjson.dumps(line).decode())
+    return response
+
+
+class _MessageOnly(logging.Formatter):
+    """The message is already a JSON document: print it alone, one line per record."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return record.getMessage()
+
+
+def configure_access_log(enabled: bool = True) -> None:
+    """One JSON line per request on stderr (collected by gunicorn, docker and kubectl logs)."""
+    access_log.propagate = False
+    access_log.setLevel(logging.INFO if enabled else logging.WARNING)
+    if not access_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_MessageOnly())
+        access_log.addHandler(handler)
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def init_app(app: Flask) -> None:
+    """Request ids, access log, metrics at ``/metrics`` and ProxyFix, driven by config or env.
+
+    ``TRUSTED_PROXIES`` (int, default 0) is how many proxies in front of us set
+    ``X-Forwarded-For/Proto/Host``; 0 trusts none, so a directly exposed app cannot be fooled.
+    ``ACCESS_LOG`` (default on) turns the per-request JSON line on or off.
+    """
+    trusted = int(app.config.get("TRUSTED_PROXIES", os.environ.get("TRUSTED_PROXIES", "0")))
+    if trusted > 0:
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=trusted, x_proto=trusted, x_host=trusted
+        )
+    configure_access_log(bool(app.config.get("ACCESS_LOG", _env_flag("ACCESS_LOG", True))))
+    app.before_request(_before)
+    app.after_request(_after)
+    app.add_url_rule("/metrics", "metrics", _metrics_view, methods=["GET"])

@@ -1,0 +1,148 @@
+"""The deployment files are valid: compose config, Kubernetes manifests, nginx -t, Dockerfile shape.
+
+Docker cannot run here, so the compose file is checked by ``docker compose config`` (or the
+standalone ``docker-compose``) when one is installed, and always structurally with PyYAML.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.nginx import check_config, ensure_nginx, render_config
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+COMPOSE = DEPLOY / "docker-compose.yml"
+K8S = DEPLOY / "k8s"
+
+
+def _compose_command() -> list[str] | None:
+    docker = shutil.which("docker")
+    if docker:
+        probe = subprocess.run([docker, "compose", "version"], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return [docker, "compose"]
+    legacy = shutil.which("docker-compose")
+    return [legacy] if legacy else None
+
+
+def test_compose_config_is_accepted_by_docker_compose() -> None:
+    command = _compose_command()
+    if command is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed (YAML test runs)")
+    done = subprocess.run(
+        [*command, "-f", str(COMPOSE), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_compose_structure() -> None:
+    doc = yaml.safe_load(COMPOSE.read_text())
+    services: dict[str, Any] = doc["services"]
+    apps = {name: s for name, s in services.items() if name.startswith("app")}
+    assert len(apps) >= 2, "at least two app replicas"
+    for name, app in apps.items():
+        assert app["build"]["dockerfile"] == "Dockerfile", name
+        assert app["environment"]["REDIS_URL"].startswith("redis://redis:"), name
+        assert app["environment"]["TRUSTED_PROXIES"] == "1", name
+        assert "healthcheck" in app, name
+        assert app["depends_on"]["redis"]["condition"] == "service_healthy", name
+    redis = services["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes" in command
+    assert any(v.endswith(":/data") for v in redis["volumes"])
+    assert "healthcheck" in redis
+    nginx = services["nginx"]
+    assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in nginx["volumes"]
+    assert "healthcheck" in nginx
+    assert set(nginx["depends_on"]) == set(apps)
+    # Every app service is an upstream of nginx, and nothing else is.
+    upstreams = re.findall(r"^\s*server (\S+):8000 ", (DEPLOY / "nginx.conf").read_text(), re.M)
+    assert sorted(upstreams) == sorted(apps)
+
+
+def _manifests() -> dict[str, dict[str, Any]]:
+    docs: dict[str, dict[str, Any]] = {}
+    for path in sorted(K8S.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            assert doc["apiVersion"], path
+            docs[doc["kind"]] = doc
+    return docs
+
+
+def test_k8s_manifests_parse_with_expected_kinds() -> None:
+    docs = _manifests()
+    assert {
+        "ConfigMap",
+        "Deployment",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "Kustomization",
+    } <= set(docs)
+    listed = set(docs["Kustomization"]["resources"])
+    assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+def test_k8s_deployment_probes_resources_and_wiring() -> None:
+    docs = _manifests()
+    deployment = docs["Deployment"]
+    pod = deployment["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    (container,) = pod["spec"]["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+    assert {"cpu", "memory"} <= set(container["resources"]["limits"])
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    config_name = docs["ConfigMap"]["metadata"]["name"]
+    assert {"configMapRef": {"name": config_name}} in container["envFrom"]
+    assert {"REDIS_URL", "REDIS_CLUSTER", "TRUSTED_PROXIES"} <= set(docs["ConfigMap"]["data"])
+    service = docs["Service"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    port_names = {p["name"] for p in container["ports"]}
+    assert all(p["targetPort"] in port_names for p in service["spec"]["ports"])
+    target = docs["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert docs["HorizontalPodAutoscaler"]["spec"]["minReplicas"] >= 2
+
+
+def test_nginx_accepts_the_generated_config(tmp_path: Path) -> None:
+    binary = ensure_nginx()
+    conf = render_config([18001, 18002], 18000, tmp_path)
+    done = check_config(binary, conf, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "test is successful" in done.stderr
+
+
+def test_dockerfile_shape() -> None:
+    lines = [
+        line.strip()
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    text = "\n".join(lines)
+    assert re.search(r"^FROM python:3\.11-slim", text, re.M)
+    # Dependencies are installed from pyproject alone, before the code is copied (cached layer).
+    pyproject = text.index("COPY pyproject.toml")
+    deps = text.index("pip install -r")
+    code = text.index("COPY service")
+    assert pyproject < deps < code
+    user = re.findall(r"^USER (\S+)", text, re.M)
+    assert user and user[-1].split(":")[0] not in ("root", "0")
+    assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/healthz" in text
+    assert re.search(r'^CMD \[.*"--config", "deploy/gunicorn\.conf\.py"', text, re.M)
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert ".venv" in ignored and ".git" in ignored
