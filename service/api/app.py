@@ -12,6 +12,7 @@ from flask import Flask, Response, request, send_from_directory
 from service.store import GameStore, connect
 
 from .config import load_settings
+from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
 from .store_access import STORE_EXTENSION
 
@@ -79,8 +80,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         ):
             raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
 
-    # Observability (request ids, logs, Prometheus metrics) hooks in here:
-    # from .observability import init_observability; init_observability(app)
+    # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
+    init_observability(app)
 
     return app
 

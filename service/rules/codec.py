@@ -1,0 +1,119 @@
+"""Compact, versioned storage encoding of a whole ``GameState`` (``dumps``/``loads``).
+
+Layout: one version byte (``0x01``) followed by an orjson array. Tiles are small integers
+``a * 32 + b`` (oriented on trains, normalised in hands), so a 4-player double-12 state mid-round is
+well under 1 KB. Decoding trusts the bytes' structure (they come from our own store) but any
+malformed input raises ``CorruptState`` instead of crashing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from service.rules.errors import CorruptState
+from service.rules.options import OPTION_NAMES, Rules
+from service.rules.state import STATUSES, GameState
+from service.rules.tiles import Tile
+
+VERSION = 1
+_HEADER = bytes([VERSION])
+
+
+def _enc(tiles: list[Tile]) -> list[int]:
+    return [t.a * 32 + t.b for t in tiles]
+
+
+def _dec(codes: list[int]) -> list[Tile]:
+    return [Tile(c >> 5, c & 31) for c in codes]
+
+
+def _hand(codes: list[int]) -> list[Tile]:
+    return [Tile.of(c >> 5, c & 31) for c in codes]
+
+
+def dumps(state: GameState) -> bytes:
+    rules = state.rules
+    body = [
+        state.players,
+        [rules.preset, *(getattr(rules, name) for name in OPTION_NAMES)],
+        state.seed,
+        STATUSES.index(state.status),
+        state.round,
+        state.engine,
+        state.starter,
+        state.turn,
+        [_enc(h) for h in state.hands],
+        _enc(state.boneyard),
+        [_enc(t) for t in state.trains],
+        state.marked,
+        state.opened,
+        state.open_doubles,
+        state.scores,
+        state.tiles_played,
+        state.drawn,
+        state.must_follow,
+        state.consecutive_marks,
+        state.winners,
+    ]
+    return _HEADER + orjson.dumps(body)
+
+
+def loads(data: bytes) -> GameState:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise CorruptState("stored game state is not bytes")
+    raw = bytes(data)
+    if not raw or raw[0] != VERSION:
+        raise CorruptState(f"unknown game state encoding version {raw[:1]!r}")
+    try:
+        body: list[Any] = orjson.loads(raw[1:])
+        (
+            players,
+            rule_values,
+            seed,
+            status,
+            rnd,
+            engine,
+            starter,
+            turn,
+            hands,
+            boneyard,
+            trains,
+            marked,
+            opened,
+            open_doubles,
+            scores,
+            tiles_played,
+            drawn,
+            must_follow,
+            marks,
+            winners,
+        ) = body
+        rules = Rules(rule_values[0], *rule_values[1:])
+        state = GameState(players, rules, seed)
+        state.status = STATUSES[status]
+        state.round = rnd
+        state.engine = engine
+        state.starter = starter
+        state.turn = turn
+        state.hands = [_hand(h) for h in hands]
+        state.boneyard = _hand(boneyard)
+        state.trains = [_dec(t) for t in trains]
+        state.marked = marked
+        state.opened = opened
+        state.open_doubles = open_doubles
+        state.scores = scores
+        state.tiles_played = tiles_played
+        state.drawn = drawn
+        state.must_follow = must_follow
+        state.consecutive_marks = marks
+        state.winners = winners
+        if len(state.trains) != len(players) + 1 or len(state.hands) != len(players):
+            raise ValueError("seat count mismatch")
+        state.recompute_trains()
+    except CorruptState:
+        raise
+    except Exception as err:  # any decoding problem is a server-side fault, never a crash
+        raise CorruptState(f"stored game state cannot be decoded: {err}") from None
+    return state

@@ -1,0 +1,455 @@
+"""The rules: new_game, deal, legal_moves, apply, scoring (RULES.md sections 2-8).
+
+``apply`` works in two phases: it first checks the move against the legal-move list (computed
+once per state and cached until the next change), and only then mutates, so a refused move
+leaves the state exactly as it was.
+
+Decisions where RULES.md is silent (also listed in the README's Rules section):
+- ``set_aside`` starter draw: seats draw in seat order from seat 0; if the boneyard runs dry while
+  players are still tied, a player who could not draw counts as lowest, and if the boneyard is
+  already empty the lowest tied seat starts.
+- A double played as the only tile of a ``single`` opening turn, or as the last tile of an opening
+  chain, creates no follow obligation (rule 7 applies after the opening turn); it stays open.
+- In ``double_follow: any``, the follow tile may go on any train the player could play on at the
+  start of a turn (own, Mexican, marked trains), including any double played earlier this turn.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from service.rules.errors import IllegalMove, InvalidMove, InvalidRules
+from service.rules.options import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
+from service.rules.rng import MAX_SEED, SplitMix64, random_seed
+from service.rules.state import MEXICAN, GameState
+from service.rules.tiles import DRAW, END_TURN, MARK, Move, Tile, _play_move, full_set
+
+Event = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- game setup
+
+
+def new_game(
+    players: Sequence[str],
+    preset: str = "standard",
+    options: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+) -> GameState:
+    """A new game waiting for its first deal. ``seed=None`` picks (and stores) a random seed."""
+    if isinstance(players, str) or not isinstance(players, Sequence):
+        raise InvalidRules("players must be a list of names")
+    names = list(players)
+    if not all(isinstance(p, str) and p.strip() for p in names):
+        raise InvalidRules("every player name must be a non-empty string")
+    if not MIN_PLAYERS <= len(names) <= max(MAX_PLAYERS.values()):
+        raise InvalidRules(
+            f"a game has {MIN_PLAYERS} to {max(MAX_PLAYERS.values())} players, not {len(names)}"
+        )
+    rules = resolve_rules(preset, options, len(names))
+    if seed is None:
+        seed = random_seed()
+    elif type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        raise InvalidRules(f"seed must be an integer 0..{MAX_SEED}, not {seed!r}")
+    return GameState(names, rules, seed)
+
+
+def deal(state: GameState) -> list[Event]:
+    """Deal the next round (RULES.md section 4), including the automatic engine search
+    (``from_hand``) or highest-draw starter selection (``set_aside``)."""
+    if state.status == "in_round":
+        raise IllegalMove(
+            "a round is in progress; it must end before the next deal", code="round_in_progress"
+        )
+    if state.status == "game_over":
+        raise IllegalMove("the game is over; every round has been played", code="game_over")
+    rules = state.rules
+    n = state.n_players
+    h = rules.hand_size
+    r = state.round + 1
+    engine = rules.set - (r - 1)
+    engine_tile = Tile(engine, engine)
+    rng = SplitMix64.for_round(state.seed, r)
+    tiles = full_set(rules.set)
+    setup: list[Event] = []
+
+    if rules.engine_source == "from_hand":
+        rng.shuffle(tiles)
+        hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
+        boneyard = tiles[n * h :]
+        holder = next((s for s in range(n) if engine_tile in hands[s]), None)
+        if holder is None:
+            # Players draw in turn until the engine appears (round 1 from seat 0, later rounds
+            # from the seat after the previous starter); drawn tiles stay in the drawer's hand.
+            s = 0 if state.starter is None else (state.starter + 1) % n
+            while True:
+                tile = boneyard.pop(0)
+                hands[s].append(tile)  # sorted below
+                setup.append({"type": "tile_drawn", "seat": s, "tile": tile.to_json()})
+                if tile == engine_tile:
+                    holder = s
+                    break
+                s = (s + 1) % n
+        hands[holder].remove(engine_tile)
+        starter = holder
+        setup.append({"type": "engine_placed", "seat": holder, "tile": [engine, engine]})
+    else:
+        tiles.remove(engine_tile)
+        rng.shuffle(tiles)
+        hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
+        boneyard = tiles[n * h :]
+        setup.append({"type": "engine_placed", "seat": None, "tile": [engine, engine]})
+        contenders = list(range(n))
+        turned_up: list[Tile] = []
+        while True:
+            results: dict[int, int] = {}
+            for s in contenders:
+                if boneyard:
+                    tile = boneyard.pop(0)
+                    turned_up.append(tile)
+                    results[s] = tile.pips
+                    setup.append({"type": "starter_draw", "seat": s, "tile": tile.to_json()})
+                else:
+                    results[s] = -1
+            top = max(results.values())
+            contenders = [s for s in contenders if results[s] == top]
+            if len(contenders) == 1 or not boneyard:
+                break
+        starter = contenders[0]
+        boneyard.extend(turned_up)
+        rng.shuffle(boneyard)
+        setup.append({"type": "boneyard_shuffled", "boneyard_size": len(boneyard)})
+
+    state.round = r
+    state.engine = engine
+    state.starter = starter
+    state.turn = starter
+    state.status = "in_round"
+    state.hands = [sorted(hand) for hand in hands]
+    state.boneyard = boneyard
+    state.trains = [[] for _ in range(n + 1)]
+    state.ends = [engine] * (n + 1)
+    state.pending = [0] * (n + 1)
+    state.marked = [False] * n
+    state.opened = [False] * n
+    state.open_doubles = []
+    state.consecutive_marks = 0
+    _reset_turn(state)
+    return [{"type": "round_started", "round": r, "engine": engine, "starter": starter}, *setup]
+
+
+def _reset_turn(state: GameState) -> None:
+    state.tiles_played = 0
+    state.drawn = False
+    state.must_follow = None
+    state._legal = None
+
+
+# --------------------------------------------------------------------------- legal moves
+
+
+def legal_moves(state: GameState, seat: int) -> list[Move]:
+    """Every legal move of ``seat`` now; ``[]`` when it is not that seat's turn or no round runs."""
+    if state.status != "in_round" or seat != state.turn:
+        return []
+    cached = state._legal
+    if cached is None:
+        cached = state._legal = _generate(state, seat)
+    return list(cached)
+
+
+def _generate(state: GameState, seat: int) -> list[Move]:
+    rules = state.rules
+    hand = state.hands[seat]
+    if not state.opened[seat]:
+        # Opening turn (rule 5): own train only, open doubles elsewhere are ignored.
+        moves = _plays(state, hand, (seat,))
+        if state.tiles_played:
+            moves.append(END_TURN)
+            return moves
+        if moves:
+            return moves
+        mode = rules.opening_no_play
+        if mode != "mark" and state.boneyard and (mode == "draw_until" or not state.drawn):
+            return [DRAW]
+        return [MARK]
+    if state.must_follow is not None and rules.double_follow == "satisfy":
+        trains: Sequence[int] = (state.must_follow,)
+    elif state.must_follow is None and state.open_doubles:
+        trains = (state.open_doubles[0],)  # rule 7: oldest open double first, on any train
+    else:
+        trains = _open_trains(state, seat, hand)
+    moves = _plays(state, hand, trains)
+    if moves:
+        return moves
+    if not state.drawn and state.boneyard:
+        return [DRAW]
+    return [MARK]
+
+
+def _open_trains(state: GameState, seat: int, hand: list[Tile]) -> list[int]:
+    """Trains ``seat`` may play on in a later turn (rule 6)."""
+    n = len(state.players)
+    marked = state.marked
+    trains = [seat]
+    trains.extend(t for t in range(n) if marked[t] and t != seat)
+    if state.trains[n] or not state.rules.mexican_needs_own_blocked:
+        trains.append(n)
+    else:
+        own_end = state.ends[seat]
+        if not any(tile.a == own_end or tile.b == own_end for tile in hand):
+            trains.append(n)
+    return trains
+
+
+def _plays(state: GameState, hand: list[Tile], trains: Sequence[int]) -> list[Move]:
+    ends = state.ends
+    n = len(state.players)
+    moves: list[Move] = []
+    for t in trains:
+        end = ends[t]
+        tid = MEXICAN if t == n else str(t)
+        for tile in hand:
+            if tile.a == end or tile.b == end:
+                moves.append(_play_move(tile, tid))
+    return moves
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def apply(state: GameState, seat: int, move: Move) -> list[Event]:
+    """Apply ``seat``'s ``move``; return the events. Validates fully before mutating."""
+    if not isinstance(move, Move):
+        raise InvalidMove("a move must be a Move object")
+    action = move.action
+    train_index: int | None = None
+    if action == "play":
+        tile = move.tile
+        if not isinstance(tile, Tile) or not isinstance(move.train, str):
+            raise InvalidMove("a play needs a tile and a train id")
+        if max(tile) > state.rules.set or min(tile) < 0:
+            raise InvalidMove(
+                f"{tile} is not in a double-{state.rules.set} set", code="tile_not_in_set"
+            )
+        train_index = state.train_index(move.train)
+        if train_index is None:
+            raise InvalidMove(
+                f"there is no train {move.train!r}; trains are the seat numbers "
+                f"0..{state.n_players - 1} and 'mexican'",
+                code="unknown_train",
+            )
+        if tile.a > tile.b or move.tile is not Tile.of(tile.a, tile.b):
+            move = _play_move(Tile.of(tile.a, tile.b), move.train)
+    elif action not in ("draw", "mark", "end_turn"):
+        raise InvalidMove(f"unknown action {action!r}")
+    if state.status == "game_over":
+        raise IllegalMove("the game is over", code="game_over")
+    if state.status != "in_round":
+        raise IllegalMove("no round is running; the host must deal", code="round_not_running")
+    if seat != state.turn:
+        raise IllegalMove(
+            f"it is seat {state.turn}'s turn, not seat {seat}'s", code="not_your_turn"
+        )
+    legal = state._legal
+    if legal is None:
+        legal = state._legal = _generate(state, seat)
+    if move not in legal:
+        raise IllegalMove(_explain(state, seat, move, legal))
+
+    # ---- validated: mutate from here on
+    state._legal = None
+    events: list[Event] = []
+    if action == "play":
+        assert train_index is not None and move.tile is not None
+        _do_play(state, seat, move.tile, train_index, events)
+    elif action == "draw":
+        tile = state.boneyard.pop(0)
+        insort(state.hands[seat], tile)  # hands stay sorted: stable views and move order
+        state.drawn = True
+        events.append({"type": "tile_drawn", "seat": seat, "tile": [tile.a, tile.b]})
+    elif action == "mark":
+        if not state.marked[seat]:
+            state.marked[seat] = True
+            events.append({"type": "marker_placed", "seat": seat})
+        state.consecutive_marks = state.consecutive_marks + 1 if not state.boneyard else 0
+        _end_turn(state, seat, events)
+    else:
+        _end_turn(state, seat, events)
+    return events
+
+
+def _do_play(state: GameState, seat: int, tile: Tile, t: int, events: list[Event]) -> None:
+    hand = state.hands[seat]
+    hand.remove(tile)
+    end = state.ends[t]
+    placed = tile if tile.a == end else Tile(tile.b, tile.a)
+    state.trains[t].append(placed)
+    tid = state.train_id(t)
+    events.append({"type": "tile_played", "seat": seat, "tile": [placed.a, placed.b], "train": tid})
+    state.consecutive_marks = 0
+    state.tiles_played += 1
+    if t == seat and state.marked[seat]:
+        state.marked[seat] = False
+        events.append({"type": "marker_removed", "seat": seat})
+    pending = state.pending[t]
+    if pending:
+        pending -= 1
+        state.pending[t] = pending
+        if not (pending and state.rules.chicken_foot):
+            state.ends[t] = placed.b
+        if not pending:
+            state.open_doubles.remove(t)
+            events.append({"type": "double_satisfied", "seat": seat, "train": tid})
+    else:
+        state.ends[t] = placed.b
+    double = placed.a == placed.b
+    if double:
+        state.pending[t] = 3 if state.rules.chicken_foot else 1
+        state.open_doubles.append(t)
+        events.append({"type": "double_opened", "seat": seat, "train": tid, "tile": [end, end]})
+    opening = not state.opened[seat]
+    state.must_follow = None
+    if not hand:
+        if opening and state.rules.opening_out_waits:
+            _end_turn(state, seat, events)  # the round ends once everybody has opened
+        else:
+            _round_over(state, "out", events)
+        return
+    if opening:
+        if state.rules.opening == "single":
+            _end_turn(state, seat, events)
+    elif double:
+        state.must_follow = t
+        state.drawn = False  # each double brings its own single draw
+    else:
+        _end_turn(state, seat, events)
+
+
+def _end_turn(state: GameState, seat: int, events: list[Event]) -> None:
+    state.opened[seat] = True
+    n = state.n_players
+    if state.rules.opening_out_waits and not all(state.hands) and all(state.opened):
+        _round_over(state, "out", events)
+        return
+    if state.consecutive_marks >= n:
+        _round_over(state, "blocked", events)
+        return
+    nxt = (seat + 1) % n
+    state.turn = nxt
+    _reset_turn(state)
+    events.append({"type": "turn_passed", "seat": nxt})
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def hand_points(state: GameState, seat: int) -> int:
+    """Pips left in a hand; the double-blank counts ``double_blank_points`` (rule 8)."""
+    blank = state.rules.double_blank_points
+    return sum(
+        blank if tile.a == 0 and tile.b == 0 else tile.a + tile.b for tile in state.hands[seat]
+    )
+
+
+def _round_over(state: GameState, reason: str, events: list[Event]) -> None:
+    n = state.n_players
+    out = [s for s in range(n) if not state.hands[s]]
+    scores = [hand_points(state, s) for s in range(n)]
+    for s in range(n):
+        state.scores[s].append(scores[s])
+    totals = state.totals()
+    state.turn = None
+    state.consecutive_marks = 0
+    _reset_turn(state)
+    events.append(
+        {
+            "type": "round_over",
+            "round": state.round,
+            "reason": reason,
+            "out": out,
+            "scores": scores,
+            "totals": totals,
+        }
+    )
+    if state.round >= state.rules.rounds:
+        state.status = "game_over"
+        state.winners = winners(state.scores)
+        events.append({"type": "game_over", "winners": state.winners, "totals": totals})
+    else:
+        state.status = "round_over"
+
+
+def winners(scores: list[list[int]]) -> list[int]:
+    """Lowest total; then most zero rounds; then lowest single non-zero round; then shared."""
+
+    def key(rounds: list[int]) -> tuple[int, int, int]:
+        nonzero = [x for x in rounds if x]
+        return (sum(rounds), -(len(rounds) - len(nonzero)), min(nonzero) if nonzero else 0)
+
+    keys = [key(rounds) for rounds in scores]
+    best = min(keys)
+    return [s for s, k in enumerate(keys) if k == best]
+
+
+# --------------------------------------------------------------------------- explanations
+
+
+def _explain(state: GameState, seat: int, move: Move, legal: list[Move]) -> str:
+    """Why a well-formed move is not legal now: one human sentence (error path only)."""
+    must_play = any(m.action == "play" for m in legal)
+    n = state.n_players
+    if move.action == "play":
+        tile, tid = move.tile, move.train
+        assert tile is not None and tid is not None
+        t = state.train_index(tid)
+        assert t is not None
+        if tile not in state.hands[seat]:
+            return f"you do not hold {tile}"
+        if not state.opened[seat]:
+            if t != seat:
+                return "during your opening turn you may only play on your own train"
+        elif state.must_follow is not None and state.rules.double_follow == "satisfy":
+            if t != state.must_follow:
+                return (
+                    f"you must follow the double you just played on train "
+                    f"{state.train_id(state.must_follow)}"
+                )
+        elif state.must_follow is None and state.open_doubles and t != state.open_doubles[0]:
+            oldest = state.open_doubles[0]
+            return (
+                f"the double on train {state.train_id(oldest)} is open and must be satisfied first"
+            )
+        elif t != seat and t != n and not state.marked[t]:
+            return f"train {tid} belongs to seat {t} and carries no marker"
+        elif t == n and not state.trains[n] and state.rules.mexican_needs_own_blocked:
+            end = state.ends[seat]
+            if any(end in x for x in state.hands[seat]):
+                return (
+                    "the Mexican train may only be started by a player who has no play "
+                    "on their own train"
+                )
+        end = state.ends[t]
+        if end not in tile:
+            if not state.trains[t]:
+                return f"{tile} cannot start train {tid}: its first tile must bear the engine {end}"
+            return f"{tile} does not match train {tid}, whose open end is {end}"
+        if state.opened[seat] is False and state.tiles_played and state.rules.opening == "single":
+            return "a single opening turn is exactly one tile"
+        return f"{move} is not legal now"
+    if must_play:
+        return f"you have a legal play, so you must play, not {move.action}"
+    if move.action == "draw":
+        if not state.boneyard:
+            return "the boneyard is empty"
+        if not state.opened[seat] and state.rules.opening_no_play == "mark":
+            return (
+                "with opening_no_play 'mark' a player who cannot start their train marks "
+                "without drawing"
+            )
+        return "you have already drawn this turn"
+    if move.action == "mark":
+        return "you must draw before you mark while the boneyard has tiles"
+    return "end_turn only ends an opening-turn chain after at least one tile"

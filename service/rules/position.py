@@ -1,0 +1,293 @@
+"""Position export/import (``mexican-train-position/1``, API.md) with RULES.md section 9 checks.
+
+Besides API.md's fields, an export carries extension fields so a mid-turn state (after a double,
+after a draw, during an opening chain) round-trips exactly: ``status``, ``seed``, ``starter``,
+``turn_state`` ``{drawn, tiles_played, must_follow}``, ``consecutive_marks`` and ``winners``.
+Import accepts documents without them: ``status`` defaults to ``in_round``, the turn state to the
+start of a turn, the mark count to 0, ``starter`` to null (the next ``from_hand`` engine search
+then starts at seat 0) and ``seed`` to a fresh random seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.rules.engine import winners
+from service.rules.errors import InvalidPosition, InvalidRules
+from service.rules.options import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
+from service.rules.rng import MAX_SEED, random_seed
+from service.rules.state import MEXICAN, STATUSES, GameState
+from service.rules.tiles import Tile, full_set, parse_tile
+
+FORMAT = "mexican-train-position/1"
+
+
+def export_position(state: GameState) -> dict[str, Any]:
+    """The full position of ``state`` (hidden tiles included: for the host only)."""
+    n = state.n_players
+    trains: dict[str, Any] = {str(s): [[x.a, x.b] for x in state.trains[s]] for s in range(n)}
+    trains[MEXICAN] = [[x.a, x.b] for x in state.trains[n]] or None
+    return {
+        "format": FORMAT,
+        "players": list(state.players),
+        "rules": state.rules.to_json(),
+        "round": state.round,
+        "engine": state.engine,
+        "turn": state.turn,
+        "opened": list(state.opened),
+        "hands": [[[x.a, x.b] for x in hand] for hand in state.hands],
+        "boneyard": [[x.a, x.b] for x in state.boneyard],
+        "trains": trains,
+        "marked": list(state.marked),
+        "open_doubles": [state.train_id(t) for t in state.open_doubles],
+        "scores": [list(s) for s in state.scores],
+        "status": state.status,
+        "seed": state.seed,
+        "starter": state.starter,
+        "turn_state": {
+            "drawn": state.drawn,
+            "tiles_played": state.tiles_played,
+            "must_follow": None if state.must_follow is None else state.train_id(state.must_follow),
+        },
+        "consecutive_marks": state.consecutive_marks,
+        "winners": None if state.winners is None else list(state.winners),
+    }
+
+
+def _fail(reason: str) -> InvalidPosition:
+    return InvalidPosition(f"invalid position: {reason}")
+
+
+def _bools(doc: dict[str, Any], key: str, n: int) -> list[bool]:
+    value = doc.get(key)
+    if (
+        not isinstance(value, list)
+        or len(value) != n
+        or not all(isinstance(v, bool) for v in value)
+    ):
+        raise _fail(f"'{key}' must be a list of {n} booleans, one per seat")
+    return list(value)
+
+
+def _tiles(value: Any, where: str, top: int) -> list[Tile]:
+    if not isinstance(value, list):
+        raise _fail(f"{where} must be a list of tiles")
+    out = []
+    for item in value:
+        try:
+            tile = parse_tile(item)
+        except ValueError as err:
+            raise _fail(f"{where}: {err}") from None
+        if max(tile) > top:
+            raise _fail(f"{where}: tile {tile} is not in a double-{top} set")
+        out.append(Tile(item[0], item[1]))
+    return out
+
+
+def _chain(engine: int, tiles: list[Tile], chicken: bool, tid: str) -> tuple[list[Tile], int, int]:
+    """Orient and check one train; return (oriented tiles, open end, pending follow count)."""
+    end, pending = engine, 0
+    oriented: list[Tile] = []
+    for i, tile in enumerate(tiles):
+        if end not in tile:
+            what = "the engine" if i == 0 else f"tile {i}"
+            raise _fail(f"train {tid}: tile {tile} does not connect to {what} (needs a {end})")
+        placed = tile if tile.a == end else Tile(tile.b, tile.a)
+        oriented.append(placed)
+        if pending:
+            pending -= 1
+            if not (chicken and pending):
+                end = placed.b
+        else:
+            end = placed.b
+        if placed.a == placed.b:
+            pending = 3 if chicken else 1
+    return oriented, end, pending
+
+
+def import_position(doc: Any) -> GameState:
+    """Build a state from a position; ``InvalidPosition`` with a reason for any broken invariant."""
+    if not isinstance(doc, dict):
+        raise _fail("a position is a JSON object")
+    if doc.get("format") != FORMAT:
+        raise _fail(f"'format' must be {FORMAT!r}")
+    players = doc.get("players")
+    top_players = max(MAX_PLAYERS.values())
+    if (
+        not isinstance(players, list)
+        or not MIN_PLAYERS <= len(players) <= top_players
+        or not all(isinstance(p, str) and p.strip() for p in players)
+    ):
+        raise _fail(f"'players' must be a list of {MIN_PLAYERS} to {top_players} non-empty names")
+    n = len(players)
+    spec = doc.get("rules")
+    if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):
+        raise _fail('\'rules\' must be {"preset": name, "options": {...}}')
+    try:
+        rules = resolve_rules(spec.get("preset", "standard"), spec.get("options") or {}, n)
+    except InvalidRules as err:
+        raise _fail(f"rules: {err}") from None
+
+    seed = doc.get("seed")
+    if seed is None:
+        seed = random_seed()
+    elif type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        raise _fail(f"'seed' must be an integer 0..{MAX_SEED}")
+    state = GameState(list(players), rules, seed)
+
+    status = doc.get("status", "in_round")
+    if status not in STATUSES:
+        raise _fail(f"'status' must be one of {', '.join(STATUSES)}")
+    state.status = status
+
+    scores = doc.get("scores")
+    if (
+        not isinstance(scores, list)
+        or len(scores) != n
+        or not all(isinstance(s, list) for s in scores)
+        or not all(type(x) is int and x >= 0 for s in scores for x in s)
+    ):
+        raise _fail(f"'scores' must be {n} lists of non-negative integers, one per seat")
+    if len({len(s) for s in scores}) > 1:
+        raise _fail("every seat's 'scores' list must have the same length")
+    state.scores = [list(s) for s in scores]
+    finished = len(scores[0])
+
+    starter = doc.get("starter")
+    if starter is not None and (type(starter) is not int or not 0 <= starter < n):
+        raise _fail(f"'starter' must be a seat 0..{n - 1} or null")
+    state.starter = starter
+
+    if status == "waiting_deal":
+        if doc.get("round", 0) != 0 or finished:
+            raise _fail("a game waiting for its first deal has round 0 and no scores")
+        return state
+
+    rnd = doc.get("round")
+    if type(rnd) is not int or not 1 <= rnd <= rules.rounds:
+        raise _fail(f"'round' must be an integer 1..{rules.rounds}")
+    state.round = rnd
+    expected_finished = rnd - 1 if status == "in_round" else rnd
+    if finished != expected_finished:
+        raise _fail(
+            f"'scores' must hold {expected_finished} finished round(s) for a {status} game in "
+            f"round {rnd}, not {finished}"
+        )
+    if status == "game_over" and rnd != rules.rounds:
+        raise _fail("a finished game has played every round")
+    if status == "round_over" and rnd == rules.rounds:
+        raise _fail("after the last round the status is game_over, not round_over")
+    engine = doc.get("engine")
+    expected_engine = rules.set - (rnd - 1)
+    if engine != expected_engine or type(engine) is not int:
+        raise _fail(f"round {rnd} uses engine {expected_engine}, not {engine!r}")
+    state.engine = engine
+
+    state.opened = _bools(doc, "opened", n)
+    state.marked = _bools(doc, "marked", n)
+    hands = doc.get("hands")
+    if not isinstance(hands, list) or len(hands) != n:
+        raise _fail(f"'hands' must be a list of {n} hands, one per seat")
+    state.hands = [
+        sorted(Tile.of(x.a, x.b) for x in _tiles(h, f"hand {s}", rules.set))
+        for s, h in enumerate(hands)
+    ]
+    state.boneyard = [Tile.of(x.a, x.b) for x in _tiles(doc.get("boneyard"), "boneyard", rules.set)]
+
+    trains_doc = doc.get("trains")
+    ids = [str(s) for s in range(n)] + [MEXICAN]
+    if not isinstance(trains_doc, dict) or set(trains_doc) != set(ids):
+        raise _fail(f"'trains' must have exactly the keys {', '.join(ids)}")
+    for t, tid in enumerate(ids):
+        raw = trains_doc[tid]
+        if raw is None and tid == MEXICAN:
+            raw = []
+        tiles, end, pending = _chain(
+            engine, _tiles(raw, f"train {tid}", rules.set), rules.chicken_foot, tid
+        )
+        state.trains[t] = tiles
+        state.ends[t] = end
+        state.pending[t] = pending
+
+    # Every tile of the set (engine included) is in exactly one place.
+    seen: dict[Tile, str] = {Tile(engine, engine): "the centre"}
+    places = [(f"hand {s}", h) for s, h in enumerate(state.hands)]
+    places.append(("the boneyard", state.boneyard))
+    places += [(f"train {ids[t]}", tr) for t, tr in enumerate(state.trains)]
+    for where, tiles in places:
+        for tile in tiles:
+            key = Tile.of(tile.a, tile.b)
+            if key in seen:
+                raise _fail(f"tile {key} is both in {seen[key]} and in {where}")
+            seen[key] = where
+    missing = [t for t in full_set(rules.set) if t not in seen]
+    if missing:
+        shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise _fail(f"{len(missing)} tile(s) of the double-{rules.set} set are nowhere: {shown}")
+
+    open_doubles = doc.get("open_doubles")
+    if not isinstance(open_doubles, list) or not all(isinstance(x, str) for x in open_doubles):
+        raise _fail("'open_doubles' must be a list of train ids, oldest first")
+    if len(set(open_doubles)) != len(open_doubles) or not set(open_doubles) <= set(ids):
+        raise _fail("'open_doubles' must name distinct, existing trains")
+    actual = {ids[t] for t in range(n + 1) if state.pending[t]}
+    if set(open_doubles) != actual:
+        raise _fail(
+            f"'open_doubles' lists {sorted(open_doubles)} but the trains ending on an open "
+            f"double are {sorted(actual)}"
+        )
+    state.open_doubles = [ids.index(x) for x in open_doubles]
+
+    marks = doc.get("consecutive_marks", 0)
+    if type(marks) is not int or not 0 <= marks < n:
+        raise _fail(f"'consecutive_marks' must be an integer 0..{n - 1}")
+    if marks and state.boneyard:
+        raise _fail("'consecutive_marks' only counts marks made while the boneyard is empty")
+    state.consecutive_marks = marks
+
+    turn = doc.get("turn")
+    if status != "in_round":
+        if turn is not None:
+            raise _fail(f"no player has the turn when the status is {status}")
+        if status == "game_over":
+            state.winners = winners(state.scores)
+        return state
+    if type(turn) is not int or not 0 <= turn < n:
+        raise _fail(f"'turn' must be a seat 0..{n - 1}")
+    state.turn = turn
+    if not state.hands[turn]:
+        raise _fail(f"seat {turn} has the turn but no tiles: the round would be over")
+    waiting = rules.opening_out_waits and not all(state.opened)
+    for s in range(n):
+        if not state.hands[s] and not (waiting and state.opened[s]):
+            raise _fail(f"seat {s} has no tiles left, so the round would be over")
+
+    ts = doc.get("turn_state") or {}
+    if not isinstance(ts, dict):
+        raise _fail("'turn_state' must be an object")
+    drawn = ts.get("drawn", False)
+    played = ts.get("tiles_played", 0)
+    follow = ts.get("must_follow")
+    if not isinstance(drawn, bool) or type(played) is not int or played < 0:
+        raise _fail("'turn_state' needs drawn (boolean) and tiles_played (integer >= 0)")
+    opening = not state.opened[turn]
+    if played and opening and rules.opening == "single":
+        raise _fail("a single opening turn ends after its tile")
+    if follow is not None:
+        if follow not in ids or not state.pending[ids.index(follow)] or opening or not played:
+            raise _fail("'must_follow' names the train of a double the player just played")
+        state.must_follow = ids.index(follow)
+    elif played and not opening:
+        raise _fail(
+            "after the opening turn, a turn with a tile played is over unless it was a double"
+        )
+    state.drawn = drawn
+    state.tiles_played = played
+    return state
+
+
+def check_invariants(state: GameState) -> None:
+    """Raise ``InvalidPosition`` unless ``state`` keeps RULES.md section 9 (tests, debugging)."""
+    copy = import_position(export_position(state))
+    if (copy.ends, copy.pending) != (state.ends, state.pending):
+        raise _fail("cached train ends disagree with the trains")

@@ -1,0 +1,144 @@
+"""``GameState``: the whole mutable state of one game.
+
+Trains are indexed ``0 .. P-1`` by owner seat, and ``P`` is the Mexican train. Besides the tiles,
+each train keeps two derived numbers so that move generation never rescans a train:
+``ends[t]`` is the pip a new tile must bear, and ``pending[t]`` counts the tiles the double at the
+end of the train still needs (0 = no open double; 1 normally, up to 3 with ``chicken_foot``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.rules.options import Rules
+from service.rules.tiles import Tile
+
+MEXICAN = "mexican"
+
+STATUSES = ("waiting_deal", "in_round", "round_over", "game_over")
+
+
+class GameState:
+    """Mutable game state. Change it only through ``deal`` and ``apply``."""
+
+    __slots__ = (
+        "_legal",
+        "boneyard",
+        "consecutive_marks",
+        "drawn",
+        "ends",
+        "engine",
+        "hands",
+        "marked",
+        "must_follow",
+        "open_doubles",
+        "opened",
+        "pending",
+        "players",
+        "round",
+        "rules",
+        "scores",
+        "seed",
+        "starter",
+        "status",
+        "tiles_played",
+        "trains",
+        "turn",
+        "winners",
+    )
+
+    def __init__(self, players: list[str], rules: Rules, seed: int) -> None:
+        n = len(players)
+        self.players: list[str] = players
+        self.rules: Rules = rules
+        self.seed: int = seed
+        self.status: str = "waiting_deal"
+        self.round: int = 0
+        self.engine: int | None = None
+        self.starter: int | None = None
+        self.turn: int | None = None
+        self.hands: list[list[Tile]] = [[] for _ in range(n)]
+        self.boneyard: list[Tile] = []  # draw order: boneyard[0] is drawn first
+        self.trains: list[list[Tile]] = [[] for _ in range(n + 1)]
+        self.ends: list[int] = [0] * (n + 1)
+        self.pending: list[int] = [0] * (n + 1)
+        self.marked: list[bool] = [False] * n
+        self.opened: list[bool] = [False] * n
+        self.open_doubles: list[int] = []  # train indices, oldest first
+        self.scores: list[list[int]] = [[] for _ in range(n)]
+        # Turn state: tiles played this turn, whether the player drew since the turn began or
+        # since the last double they played, and the train of a double they must follow.
+        self.tiles_played: int = 0
+        self.drawn: bool = False
+        self.must_follow: int | None = None
+        self.consecutive_marks: int = 0  # marks in a row made while the boneyard was empty
+        self.winners: list[int] | None = None
+        self._legal: Any = None  # cache of (seat, legal moves) for the current state
+
+    @property
+    def n_players(self) -> int:
+        return len(self.players)
+
+    def train_id(self, index: int) -> str:
+        return MEXICAN if index == len(self.players) else str(index)
+
+    def train_index(self, train_id: str) -> int | None:
+        """Index of a train id, or ``None`` when there is no such train."""
+        if train_id == MEXICAN:
+            return len(self.players)
+        if train_id.isdigit() and train_id.isascii() and (train_id == "0" or train_id[0] != "0"):
+            index = int(train_id)
+            if index < len(self.players):
+                return index
+        return None
+
+    def totals(self) -> list[int]:
+        return [sum(s) for s in self.scores]
+
+    def copy(self) -> GameState:
+        """A cheap structural copy (tiles and rules are immutable and shared)."""
+        new = GameState.__new__(GameState)
+        new.players = list(self.players)
+        new.rules = self.rules
+        new.seed = self.seed
+        new.status = self.status
+        new.round = self.round
+        new.engine = self.engine
+        new.starter = self.starter
+        new.turn = self.turn
+        new.hands = [list(h) for h in self.hands]
+        new.boneyard = list(self.boneyard)
+        new.trains = [list(t) for t in self.trains]
+        new.ends = list(self.ends)
+        new.pending = list(self.pending)
+        new.marked = list(self.marked)
+        new.opened = list(self.opened)
+        new.open_doubles = list(self.open_doubles)
+        new.scores = [list(s) for s in self.scores]
+        new.tiles_played = self.tiles_played
+        new.drawn = self.drawn
+        new.must_follow = self.must_follow
+        new.consecutive_marks = self.consecutive_marks
+        new.winners = None if self.winners is None else list(self.winners)
+        new._legal = None
+        return new
+
+    def recompute_trains(self) -> None:
+        """Rebuild ``ends``/``pending`` from the tiles (after import or decode).
+
+        Assumes valid chains (position import validates them first)."""
+        chicken = self.rules.chicken_foot
+        engine = self.engine if self.engine is not None else 0
+        for t, tiles in enumerate(self.trains):
+            end, pending = engine, 0
+            for tile in tiles:
+                if pending:
+                    pending -= 1
+                    if not (chicken and pending):
+                        end = tile.b
+                else:
+                    end = tile.b
+                if tile.a == tile.b:
+                    pending = 3 if chicken else 1
+            self.ends[t] = end
+            self.pending[t] = pending
