@@ -9,6 +9,7 @@ worker answers the scrape reports the whole instance.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from flask import Flask, Response, g, request
+from flask import Flask, Response, g, has_request_context, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -36,6 +37,8 @@ REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 # Unmatched paths share one label: a scan of random URLs must not create unbounded series.
 _UNMATCHED = "<unmatched>"
+# "/games/<string:game_id>" is labelled "/games/<game_id>": converters are noise in dashboards.
+_CONVERTER_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 REQUESTS = Counter(
     "http_requests_total",
@@ -59,8 +62,13 @@ CAS_CONFLICTS = Counter(
 access_log = logging.getLogger("service.access")
 
 
-def record_move(action: str) -> None:
-    """Count one applied (and stored) action: play, draw, mark, end_turn or deal."""
+def record_move(action: str | None = None) -> None:
+    """Count one applied (and stored) action. Without ``action``, the label is the route's last
+    segment (``play``, ``draw``, ``mark``, ``end-turn``, ``moves``, ``deal``)."""
+    if action is None:
+        in_request = has_request_context() and request.url_rule is not None
+        rule = request.url_rule.rule if in_request and request.url_rule else ""
+        action = rule.rstrip("/").rsplit("/", 1)[-1] or "unknown"
     MOVES.labels(action=action).inc()
 
 
@@ -111,12 +119,17 @@ def _game_id(response: Response) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _template(rule: str) -> str:
+    return _CONVERTER_RE.sub(r"<\1>", rule)
+
+
 def _after(response: Response) -> Response:
     started = g.get("request_started")
     request_id = g.get("request_id") or _request_id()
     response.headers[REQUEST_ID_HEADER] = request_id
     duration = time.perf_counter() - started if started is not None else 0.0
-    endpoint = request.url_rule.rule if request.url_rule is not None else _UNMATCHED
+    endpoint = _template(request.url_rule.rule) if request.url_rule is not None else _UNMATCHED
     status = response.status_code
     REQUESTS.labels(method=request.method, endpoint=endpoint, status=str(status)).inc()
     LATENCY.labels(method=request.method, endpoint=endpoint).observe(duration)
@@ -155,26 +168,22 @@ def configure_access_log(enabled: bool = True) -> None:
         access_log.addHandler(handler)
 
 
-def _env_flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() not in ("0", "false", "no", "off", "")
-
-
 def init_app(app: Flask) -> None:
     """Request ids, access log, metrics at ``/metrics`` and ProxyFix, driven by config or env.
 
     ``TRUSTED_PROXIES`` (int, default 0) is how many proxies in front of us set
     ``X-Forwarded-For/Proto/Host``; 0 trusts none, so a directly exposed app cannot be fooled.
-    ``ACCESS_LOG`` (default on) turns the per-request JSON line on or off.
+    The per-request JSON line is an info record: ``LOG_LEVEL=warning`` (as gunicorn's own
+    log level, shared) or ``REQUEST_LOG=0`` silences it.
     """
     trusted = int(app.config.get("TRUSTED_PROXIES", os.environ.get("TRUSTED_PROXIES", "0")))
     if trusted > 0:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=trusted, x_proto=trusted, x_host=trusted
         )
-    configure_access_log(bool(app.config.get("ACCESS_LOG", _env_flag("ACCESS_LOG", True))))
+    level = str(app.config.get("LOG_LEVEL", os.environ.get("LOG_LEVEL", "info"))).lower()
+    wanted = str(app.config.get("REQUEST_LOG", os.environ.get("REQUEST_LOG", "1"))).lower()
+    configure_access_log(level in ("debug", "info") and wanted not in ("0", "false", "no", "off"))
     app.before_request(_before)
     app.after_request(_after)
     app.add_url_rule("/metrics", "metrics", _metrics_view, methods=["GET"])
