@@ -12,6 +12,8 @@ from flask import Flask, Response, request, send_from_directory
 from service.store import GameStore, connect
 
 from .config import load_settings
+from .docs import HEADER_PARAMETERS
+from .gameplay import Replay, replay_response
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
 from .store_access import STORE_EXTENSION
@@ -56,7 +58,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions[STORE_EXTENSION] = gs
 
     api = ProblemApi(app)
+    for name, param in HEADER_PARAMETERS.items():
+        api.spec.components.parameter(name, "header", param)
     register_blueprints(api)
+    app.register_error_handler(Replay, lambda replay: replay_response(replay.kept))
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "description": "seat or host token"}
     )
@@ -87,9 +92,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def register_blueprints(api: ProblemApi) -> None:
+    from .games.resources import blp as games_blp
     from .health.resources import blp as health_blp
+    from .moves.resources import blp as moves_blp
 
-    api.register_blueprint(health_blp)
+    for blp in (games_blp, moves_blp, health_blp):
+        api.register_blueprint(blp)
 
 
 def api_spec_options() -> dict[str, Any]:

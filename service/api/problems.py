@@ -125,7 +125,9 @@ def problem(
         body["errors"] = errors
     if extra:
         body.update(extra)
-    resp = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_MIMETYPE)
+    # Validation messages may be keyed by list index (an int): OPT_NON_STR_KEYS keeps them.
+    data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    resp = Response(data, status=status, mimetype=PROBLEM_MIMETYPE)
     for name, value in (headers or {}).items():
         resp.headers[name] = value
     return resp

@@ -1,0 +1,1 @@
+"""Games: create, view, deal, legal moves, score, position."""

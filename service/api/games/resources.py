@@ -1,0 +1,143 @@
+"""The games resource. Each view: parse, load, call the engine, save, respond."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from service import rules
+from service.store.tokens import new_token
+
+from .. import examples
+from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, problems
+from ..gameplay import commit, load_game
+from ..store_access import store
+from ..web import if_none_match_hit, json_response
+from .schemas import (
+    ActionResultSchema,
+    CreatedGameSchema,
+    CreateGameSchema,
+    EmptySchema,
+    GameViewSchema,
+    LegalMovesSchema,
+    PositionSchema,
+    ScoreSchema,
+)
+
+blp = Blueprint(
+    "games", __name__, url_prefix="/api/v1/games", description="Create, view and deal games"
+)
+
+
+def not_modified(version: int) -> Response | None:
+    if if_none_match_hit(version):
+        return Response(status=304, headers={"ETag": f'"{version}"'})
+    return None
+
+
+@blp.route("")
+class Games(MethodView):
+    @blp.arguments(CreateGameSchema, example=examples.CREATE_REQUEST)
+    @blp.response(
+        201,
+        CreatedGameSchema,
+        example=examples.CREATE_RESPONSE,
+        headers={**ETAG_HEADER, "Location": {"schema": {"type": "string"}}},
+    )
+    @problems(blp, 400, 413, 415, 422)
+    def post(self, body: dict[str, Any]) -> Response:
+        """Create a game (or start one from a position); returns every secret token once."""
+        if "position" in body:
+            state = rules.import_position(body["position"])
+        else:
+            state = rules.new_game(
+                body["players"],
+                body.get("preset", "standard"),
+                body.get("options"),
+                body.get("seed"),
+            )
+        seat_tokens = [new_token() for _ in state.players]
+        host_token = new_token()
+        game_id = store().create(rules.dumps(state), host_token, seat_tokens)
+        created = {
+            "game_id": game_id,
+            "version": 1,
+            "status": state.status,
+            "seats": [
+                {"seat": i, "name": name, "token": tok}
+                for i, (name, tok) in enumerate(zip(state.players, seat_tokens, strict=True))
+            ],
+            "host_token": host_token,
+            "rules": state.rules.to_json(),
+        }
+        location = url_for("games.Game", game_id=game_id)
+        return json_response(created, 201, version=1, headers={"Location": location})
+
+
+@blp.route("/<string:game_id>")
+class Game(MethodView):
+    @blp.doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
+    @blp.response(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="Not modified (If-None-Match)")
+    @problems(blp, 400, 401, 404)
+    def get(self, game_id: str) -> Response:
+        """The game view; with a seat token it includes that seat's hand."""
+        g = load_game(game_id)
+        return not_modified(g.record.version) or json_response(g.view(), version=g.record.version)
+
+
+@blp.route("/<string:game_id>/deal")
+class Deal(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(EmptySchema)
+    @blp.response(200, ActionResultSchema, headers=ETAG_HEADER)
+    @problems(blp, 400, 401, 403, 404, 409, 412, 413, 415, 422)
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
+        """Host only: deal the next round (409 while a round runs or after the last)."""
+        g = load_game(game_id, "host", mutating=True)
+        return commit(g, rules.deal)
+
+
+@blp.route("/<string:game_id>/legal-moves")
+class LegalMoves(MethodView):
+    @blp.doc(security=SEAT_OR_HOST)
+    @blp.response(200, LegalMovesSchema, example=examples.LEGAL_MOVES, headers=ETAG_HEADER)
+    @problems(blp, 400, 401, 403, 404)
+    def get(self, game_id: str) -> Response:
+        """Seat only: every move the seat may make now (empty when it is not its turn)."""
+        g = load_game(game_id, "seat")
+        seat = g.seat
+        assert seat is not None  # load_game checked the role
+        body = {
+            "version": g.record.version,
+            "seat": seat,
+            "turn": g.state.turn,
+            "moves": [m.to_json() for m in rules.legal_moves(g.state, seat)],
+        }
+        return json_response(body, version=g.record.version)
+
+
+@blp.route("/<string:game_id>/score")
+class Score(MethodView):
+    @blp.doc(security=OPTIONAL_TOKEN)
+    @blp.response(200, ScoreSchema, headers=ETAG_HEADER)
+    @problems(blp, 400, 401, 404)
+    def get(self, game_id: str) -> Response:
+        """Per-round scores, totals, zero-round counts, and winners once the game is over."""
+        g = load_game(game_id)
+        body = {"game_id": game_id, "version": g.record.version, **rules.score_view(g.state)}
+        return json_response(body, version=g.record.version)
+
+
+@blp.route("/<string:game_id>/position")
+class Position(MethodView):
+    @blp.doc(security=SEAT_OR_HOST)
+    @blp.response(200, PositionSchema, example=examples.POSITION, headers=ETAG_HEADER)
+    @problems(blp, 400, 401, 403, 404, 409)
+    def get(self, game_id: str) -> Response:
+        """Host only: the full position (`mexican-train-position/1`), hidden tiles included."""
+        g = load_game(game_id, "host")
+        return json_response(rules.export_position(g.state), version=g.record.version)

@@ -1,0 +1,94 @@
+"""The moves resource: one endpoint per action, plus ``/moves`` for any move object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from service import rules
+
+from .. import examples
+from ..docs import ETAG_HEADER, SEAT_OR_HOST, problems
+from ..gameplay import commit, load_game
+from ..games.schemas import ActionResultSchema, EmptySchema
+from .schemas import MoveSchema, PlaySchema
+
+blp = Blueprint(
+    "moves",
+    __name__,
+    url_prefix="/api/v1/games/<string:game_id>",
+    description="Act for the seat of the bearer token",
+)
+
+ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422)
+
+
+def act(game_id: str, move: dict[str, Any]) -> Response:
+    """Parse the move (engine), load the game as its seat, apply, save, respond."""
+    parsed = rules.Move.from_json(move)
+    g = load_game(game_id, "seat", mutating=True)
+    seat = g.seat
+    assert seat is not None  # load_game checked the role
+    return commit(g, lambda state: rules.apply(state, seat, parsed))
+
+
+def action_doc(example: dict[str, Any] | None = None) -> Any:
+    return blp.response(200, ActionResultSchema, headers=ETAG_HEADER, example=example)
+
+
+@blp.route("/play")
+class Play(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(PlaySchema, example={"tile": [12, 5], "train": "0"})
+    @action_doc(examples.PLAY_RESPONSE)
+    @problems(blp, *ERRORS)
+    def post(self, body: dict[str, Any], game_id: str) -> Response:
+        """Play a tile on a train (either tile order: the server orients it)."""
+        return act(game_id, {"action": "play", **body})
+
+
+@blp.route("/draw")
+class Draw(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(EmptySchema)
+    @action_doc()
+    @problems(blp, *ERRORS)
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
+        """Draw one tile; the response's events show it to its owner only."""
+        return act(game_id, {"action": "draw"})
+
+
+@blp.route("/mark")
+class Mark(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(EmptySchema)
+    @action_doc()
+    @problems(blp, *ERRORS)
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
+        """Pass: place the marker on your own train and end the turn."""
+        return act(game_id, {"action": "mark"})
+
+
+@blp.route("/end-turn")
+class EndTurn(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(EmptySchema)
+    @action_doc()
+    @problems(blp, *ERRORS)
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
+        """End an opening-turn chain after at least one tile."""
+        return act(game_id, {"action": "end_turn"})
+
+
+@blp.route("/moves")
+class Moves(MethodView):
+    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @blp.arguments(MoveSchema, example={"action": "play", "tile": [5, 3], "train": "mexican"})
+    @action_doc()
+    @problems(blp, *ERRORS)
+    def post(self, body: dict[str, Any], game_id: str) -> Response:
+        """Apply any move object exactly as legal-moves listed it."""
+        return act(game_id, body)

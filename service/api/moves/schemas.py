@@ -1,0 +1,28 @@
+"""Request bodies of the moves resource."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+
+from ..fields import tile_field
+
+TRAIN = ma.fields.String(
+    required=True,
+    validate=ma.validate.Length(1, 16),
+    metadata={"description": 'owner seat as a string ("0", "1", ...) or "mexican"', "example": "0"},
+)
+
+
+class PlaySchema(ma.Schema):
+    tile = tile_field(required=True)
+    train = TRAIN
+
+
+class MoveSchema(ma.Schema):
+    """A move object exactly as legal-moves lists it."""
+
+    action = ma.fields.String(
+        required=True, validate=ma.validate.OneOf(["play", "draw", "mark", "end_turn"])
+    )
+    tile = tile_field()
+    train = ma.fields.String(validate=ma.validate.Length(1, 16))

@@ -1,0 +1,77 @@
+"""The Redis store on a real redis-server: CAS, idempotency, expiry, token digests."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from service.store import (
+    GameNotFound,
+    GameStore,
+    IdempotentReplay,
+    KeptResponse,
+    VersionConflict,
+)
+from service.store import keys as K
+from service.store.tokens import hash_token, new_token
+
+
+@pytest.fixture()
+def gs(redis_client: redis.Redis) -> GameStore:
+    return GameStore(redis_client, game_ttl=1000, idem_ttl=500)
+
+
+def test_create_load_and_identify(gs: GameStore, redis_client: redis.Redis) -> None:
+    host, seats = new_token(), [new_token() for _ in range(3)]
+    gid = gs.create(b"state-bytes", host, seats)
+    rec = gs.load(gid)
+    assert (rec.version, rec.state) == (1, b"state-bytes")
+    assert rec.identify(host) == "host"
+    assert [rec.identify(t) for t in seats] == [0, 1, 2]
+    assert rec.identify(new_token()) is None
+    raw = redis_client.hgetall(K.game_key(gid))
+    # Only digests are stored, never a token.
+    assert all(t.encode() not in b"".join(raw.values()) for t in [host, *seats])
+    assert raw[b"h"] == hash_token(host)
+    assert 0 < redis_client.ttl(K.game_key(gid)) <= 1000
+
+
+def test_compare_and_set(gs: GameStore, redis_client: redis.Redis) -> None:
+    gid = gs.create(b"s1", new_token(), [new_token(), new_token()])
+    redis_client.expire(K.game_key(gid), 10)
+    assert gs.save(gid, 1, b"s2") == 2
+    # The write renewed the TTL.
+    assert redis_client.ttl(K.game_key(gid)) > 10
+    with pytest.raises(VersionConflict) as info:
+        gs.save(gid, 1, b"lost")
+    assert info.value.current == 2
+    assert gs.load(gid).state == b"s2"
+
+
+def test_unknown_and_malformed_ids(gs: GameStore) -> None:
+    for gid in ["doesnotexist1", "x", "../../etc", "{a}b" * 5]:
+        with pytest.raises(GameNotFound):
+            gs.load(gid)
+    with pytest.raises(GameNotFound):
+        gs.save("doesnotexist1", 1, b"x")
+
+
+def test_idempotency_kept_once(gs: GameStore, redis_client: redis.Redis) -> None:
+    tok = new_token()
+    gid = gs.create(b"s1", new_token(), [tok])
+    kept = KeptResponse(200, b'{"version":2}')
+    assert gs.save(gid, 1, b"s2", kept=kept, token=tok, idempotency_key="k1") == 2
+    rec = gs.load(gid, token=tok, idempotency_key="k1")
+    assert rec.kept == kept
+    # Another token with the same key sees nothing kept.
+    assert gs.load(gid, token=new_token(), idempotency_key="k1").kept is None
+    # A concurrent duplicate that read version 1 replays instead of conflicting or applying.
+    with pytest.raises(IdempotentReplay) as info:
+        gs.save(gid, 1, b"again", kept=kept, token=tok, idempotency_key="k1")
+    assert info.value.kept == kept
+    assert gs.load(gid).version == 2
+    idem = K.idem_key(gid, tok, "k1")
+    assert 0 < redis_client.ttl(idem) <= 500
+    assert sorted(gs.game_keys(gid)) == sorted([K.game_key(gid).encode(), idem.encode()])
+    for key in gs.game_keys(gid):
+        assert redis_client.ttl(key) > 0
