@@ -177,7 +177,7 @@ def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameRe
 
 
 def run_local(
-    specs: Sequence[GameSpec], *, record: bool = False, progress: Callable[[], None] | None = None
+    specs: Sequence[GameSpec], *, record: bool = False, progress: Callable[[], object] | None = None
 ) -> Iterator[GameResult]:
     for spec in specs:
         yield play_local(spec, record=record)
@@ -191,7 +191,7 @@ def run_http(
     *,
     concurrency: int = 8,
     record: bool = False,
-    progress: Callable[[], None] | None = None,
+    progress: Callable[[], object] | None = None,
 ) -> Iterator[GameResult | BaseException]:
     """Games in a thread pool (one HTTP session per thread); yields results as they finish.
 

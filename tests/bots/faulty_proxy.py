@@ -1,0 +1,89 @@
+"""A real HTTP proxy in front of the live server that injects the faults retries must survive.
+
+No mocks: requests really reach gunicorn through a loopback socket. ``drop_after_forward`` makes
+the proxy forward a request and then hang up without answering (a lost response, the case
+idempotency keys exist for); ``fail_with`` answers a status itself without forwarding.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+
+
+@dataclass
+class Faults:
+    """What to do to the next mutating requests (each list is consumed front first)."""
+
+    plan: list[str] = field(default_factory=list)  # "drop", "503", "429", "pass"
+    retry_after: str = "0"
+    seen_keys: list[str | None] = field(default_factory=list)
+    forwarded: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@contextmanager
+def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
+    faults = Faults()
+    session = requests.Session()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            action = "pass"
+            if self.command != "GET":
+                with faults.lock:
+                    faults.seen_keys.append(self.headers.get("Idempotency-Key"))
+                    if faults.plan:
+                        action = faults.plan.pop(0)
+            if action in ("503", "429"):
+                payload = b'{"type":"about:blank","title":"injected","status":%s,"code":"x"}' % (
+                    action.encode()
+                )
+                self.send_response(int(action))
+                self.send_header("Content-Type", "application/problem+json")
+                self.send_header("Retry-After", faults.retry_after)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+            resp = session.request(self.command, upstream + self.path, headers=headers, data=body)
+            with faults.lock:
+                faults.forwarded += 1
+            if action == "drop":
+                # The server applied the request; the client never hears about it.
+                self.close_connection = True
+                return
+            self.send_response(resp.status_code)
+            for k, v in resp.headers.items():
+                if k.lower() not in _HOP:
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            self.wfile.write(resp.content)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _forward
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", faults
+    finally:
+        server.shutdown()
+        server.server_close()
+        session.close()

@@ -1,0 +1,137 @@
+"""The client against a live server (real gunicorn + real redis-server from the fixtures)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from service.bots.tournament import game_specs, play_http, play_local
+from service.client import (
+    Client,
+    Conflict,
+    Forbidden,
+    NotFound,
+    RetryPolicy,
+    StaleVersion,
+    Unauthorized,
+    new_idempotency_key,
+)
+from tests.bots.faulty_proxy import faulty_proxy
+
+FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)
+
+
+@pytest.fixture()
+def client(live_server: str) -> Iterator[Client]:
+    with Client(live_server, retry=FAST_RETRY) as c:
+        yield c
+
+
+def _dealt_game(client: Client) -> dict[str, Any]:
+    created = client.create_game(["ann", "bo", "cy"], preset="standard", seed=7)
+    client.deal(created["game_id"], token=created["host_token"])
+    return created
+
+
+def _token_to_move(client: Client, created: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    view = client.view(created["game_id"])
+    seat = view["turn"]
+    token = next(s["token"] for s in created["seats"] if s["seat"] == seat)
+    return token, client.legal_moves(created["game_id"], token=token)
+
+
+def test_healthz(client: Client) -> None:
+    assert client.healthz()
+
+
+@pytest.mark.parametrize("preset", ["standard", "tournament", "classic"])
+def test_complete_game_of_each_preset_over_http(client: Client, preset: str) -> None:
+    """Bots play every round over HTTP; the score sheet is complete and equals local play."""
+    (spec,) = game_specs(["planner", "greedy", "random"], 1, base_seed=100, preset=preset)
+    result = play_http(client, spec)
+    n_rounds = len(result.rounds[0])
+    assert n_rounds >= 1
+    assert all(len(r) == n_rounds for r in result.rounds)
+    assert result.totals == [sum(r) for r in result.rounds]
+    assert result.winners and min(result.totals) == min(result.totals[w] for w in result.winners)
+    local = play_local(spec)
+    assert (local.digest, local.totals, local.rounds) == (
+        result.digest,
+        result.totals,
+        result.rounds,
+    )
+
+
+def test_same_idempotency_key_applies_once(client: Client) -> None:
+    created = _dealt_game(client)
+    gid = created["game_id"]
+    token, listed = _token_to_move(client, created)
+    move = listed["moves"][0]
+    key = new_idempotency_key()
+    first = client.move(gid, move, token=token, idempotency_key=key)
+    second = client.move(gid, move, token=token, idempotency_key=key)
+    assert first["version"] == listed["version"] + 1
+    assert second == first
+    assert client.view(gid)["version"] == listed["version"] + 1
+
+
+def test_lost_response_is_retried_with_the_same_key_and_applies_once(live_server: str) -> None:
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=FAST_RETRY) as c:
+        created = _dealt_game(c)
+        gid = created["game_id"]
+        token, listed = _token_to_move(c, created)
+        faults.seen_keys.clear()
+        faults.plan = ["drop", "503"]  # response lost after applying, then a transient 503
+        view = c.move(gid, listed["moves"][0], token=token)
+        assert len(faults.seen_keys) == 3
+        assert faults.seen_keys[0] is not None
+        assert len(set(faults.seen_keys)) == 1, "every retry must reuse the first key"
+        assert faults.seen_keys[0].startswith('"') and faults.seen_keys[0].endswith('"')
+        assert view["version"] == listed["version"] + 1
+        assert c.view(gid)["version"] == listed["version"] + 1
+
+
+def test_429_honours_retry_after_then_succeeds(live_server: str) -> None:
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=FAST_RETRY) as c:
+        created = c.create_game(["ann", "bo"], seed=1)
+        faults.retry_after = "1"
+        faults.plan = ["429"]
+        t0 = time.monotonic()
+        view = c.deal(created["game_id"], token=created["host_token"])
+        assert time.monotonic() - t0 >= 0.9
+        assert view["status"] == "in_round"
+
+
+def test_stale_if_match_rereads_the_game_and_changes_nothing(client: Client) -> None:
+    created = _dealt_game(client)
+    gid = created["game_id"]
+    token, listed = _token_to_move(client, created)
+    with pytest.raises(StaleVersion) as info:
+        client.move(gid, listed["moves"][0], token=token, if_match=listed["version"] - 1)
+    assert info.value.status == 412
+    assert info.value.code == "stale_version"
+    assert info.value.view is not None
+    assert info.value.view["version"] == listed["version"]
+    assert "hand" in info.value.view
+
+
+def test_errors_are_typed_with_problem_codes(client: Client) -> None:
+    with pytest.raises(NotFound) as nf:
+        client.view("no-such-game")
+    assert nf.value.code == "game_not_found"
+    created = _dealt_game(client)
+    gid = created["game_id"]
+    with pytest.raises(Unauthorized):
+        client.draw(gid, token="not-a-token")
+    with pytest.raises(Forbidden):
+        client.deal(gid, token=created["seats"][0]["token"])
+    view = client.view(gid)
+    idle = next(s for s in created["seats"] if s["seat"] != view["turn"])
+    with pytest.raises(Conflict) as cf:
+        client.draw(gid, token=idle["token"])
+    assert cf.value.code == "not_your_turn"
+    assert cf.value.detail
+    assert client.view(gid)["version"] == view["version"]
