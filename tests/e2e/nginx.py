@@ -99,6 +99,7 @@ class Nginx:
         self.binary = ensure_nginx()
         self.port = port
         self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
         self.conf = render_config(upstream_ports, port, workdir)
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"

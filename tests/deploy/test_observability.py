@@ -1,0 +1,119 @@
+"""Observability on a real gunicorn with 2 workers: metrics summed over workers, request ids
+echoed, one JSON log line per request, proxy headers trusted only when configured."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from service.store.redis_server import RedisServer
+from tests.e2e.instances import Instance, metric_total
+
+N = 60
+
+
+@pytest.fixture(scope="module")
+def instance(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Instance]:
+    log = tmp_path_factory.mktemp("obs") / "app.log"
+    with Instance(redis_server.url, log, workers=2, env={"TRUSTED_PROXIES": "1"}) as inst:
+        yield inst
+
+
+def test_metrics_count_requests_of_both_workers(instance: Instance) -> None:
+    marker = uuid.uuid4().hex[:8]
+    path = f"/api/v1/games/nosuchgame{marker}"
+    sent = 0
+    served: list[dict[str, object]] = []
+    # Concurrent batches until both sync workers have taken some (the kernel picks who accepts).
+    with ThreadPoolExecutor(16) as pool:
+        while sent < 3000:
+            statuses = set(
+                pool.map(lambda _: requests.get(instance.url + path).status_code, range(N))
+            )
+            sent += N
+            assert statuses == {404}
+            served = [
+                e for e in instance.request_log() if e.get("game_id") == f"nosuchgame{marker}"
+            ]
+            if len({e["pid"] for e in served}) == 2:
+                break
+    assert len(served) == sent, "one log line per request"
+    assert len({e["pid"] for e in served}) == 2, "both workers served"
+    # Whichever worker answers the scrape reports the sum over both.
+    for _ in range(4):
+        text = requests.get(instance.url + "/metrics").text
+        count = metric_total(
+            text,
+            "http_requests_total",
+            method="GET",
+            endpoint="/api/v1/games/<game_id>",
+            status="404",
+        )
+        assert count == sent
+        assert "http_request_duration_seconds_bucket" in text
+
+
+def test_request_id_echoed_and_logged(instance: Instance) -> None:
+    rid = f"test-{uuid.uuid4().hex}"
+    response = requests.get(instance.url + "/healthz", headers={"X-Request-ID": rid})
+    assert response.headers["X-Request-ID"] == rid
+    (line,) = [entry for entry in instance.request_log() if entry["request_id"] == rid]
+    assert line["method"] == "GET"
+    assert line["path"] == "/healthz"
+    assert line["status"] == 200
+    assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
+    # A request without an id, or with an unsafe one, gets a fresh id.
+    made = requests.get(instance.url + "/healthz").headers["X-Request-ID"]
+    assert len(made) == 32
+    unsafe = requests.get(instance.url + "/healthz", headers={"X-Request-ID": 'x" y'})
+    assert unsafe.headers["X-Request-ID"] not in ('x" y', made)
+
+
+def test_game_id_logged_for_create_and_game_routes(instance: Instance) -> None:
+    created = requests.post(
+        instance.url + "/api/v1/games", json={"players": ["ann", "bo"], "seed": 1}
+    )
+    assert created.status_code == 201
+    game_id = created.json()["game_id"]
+    requests.get(f"{instance.url}/api/v1/games/{game_id}")
+    lines = [entry for entry in instance.request_log() if entry["game_id"] == game_id]
+    assert [(e["method"], e["path"], e["status"]) for e in lines] == [
+        ("POST", "/api/v1/games", 201),
+        ("GET", "/api/v1/games/<game_id>", 200),
+    ]
+
+
+def test_forwarded_headers_trusted_through_proxyfix(instance: Instance) -> None:
+    rid = f"fwd-{uuid.uuid4().hex}"
+    requests.get(
+        instance.url + "/healthz",
+        headers={"X-Request-ID": rid, "X-Forwarded-For": "203.0.113.7"},
+    )
+    (line,) = [entry for entry in instance.request_log() if entry["request_id"] == rid]
+    assert line["remote_addr"] == "203.0.113.7"
+
+
+def test_forwarded_headers_ignored_by_default(redis_server: RedisServer, tmp_path: Path) -> None:
+    from service.api.app import create_app
+
+    app = create_app({"REDIS_URL": redis_server.url})
+    assert app.config.get("TRUSTED_PROXIES") is None
+    client = app.test_client()
+    seen: list[str | None] = []
+
+    @app.get("/whoami-test")
+    def whoami() -> dict[str, str | None]:
+        from flask import request
+
+        seen.append(request.remote_addr)
+        return {"remote": request.remote_addr}
+
+    client.get("/whoami-test", headers={"X-Forwarded-For": "203.0.113.7"})
+    assert seen == ["127.0.0.1"]

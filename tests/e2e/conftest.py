@@ -1,0 +1,49 @@
+"""The production topology on loopback: Redis, two gunicorn instances, nginx (deploy/nginx.conf)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from service.store.redis_server import RedisServer, free_port
+from tests.e2e.instances import Instance
+from tests.e2e.nginx import Nginx, ensure_nginx
+
+
+@dataclass
+class Stack:
+    redis: RedisServer
+    instances: list[Instance]
+    nginx: Nginx
+
+    @property
+    def url(self) -> str:
+        return self.nginx.url
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    ensure_nginx()
+    workdir: Path = tmp_path_factory.mktemp("e2e")
+    # AOF on, as in docker-compose: the store's durability settings are part of what ships.
+    with RedisServer(persist=True, data_dir=str(workdir / "redis")) as redis:
+        instances = [
+            Instance(
+                redis.url,
+                workdir / f"app{i}.log",
+                workers=2,
+                env={"TRUSTED_PROXIES": "1", "GRACEFUL_TIMEOUT": "5"},
+            )
+            for i in (1, 2)
+        ]
+        try:
+            for instance in instances:
+                instance.start()
+            with Nginx([i.port for i in instances], free_port(), workdir / "nginx") as nginx:
+                yield Stack(redis, instances, nginx)
+        finally:
+            for instance in instances:
+                instance.stop()
