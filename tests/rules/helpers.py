@@ -72,10 +72,10 @@ def position(
     scores: list[list[int]] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A complete position document: every tile not placed explicitly goes to the boneyard
-    (in canonical order, after any explicit ``boneyard`` tiles) unless ``boneyard`` is given
-    and ``fill=False``."""
-    fill = extra.pop("fill", True)
+    """A complete position document: every tile not placed explicitly goes to the end of the
+    boneyard (after any explicit ``boneyard`` tiles, which are drawn first), or into the hand of
+    seat ``rest_to`` when given (to build an empty or short boneyard)."""
+    rest_to: int | None = extra.pop("rest_to", None)
     opts = dict(options or {})
     probe = new_game([f"p{i}" for i in range(players)], preset, opts, seed=1)
     top = probe.rules.set
@@ -88,7 +88,12 @@ def position(
     used |= {(min(t), max(t)) for t in boneyard or []}
     used.add((engine, engine))
     rest = [[t.a, t.b] for t in full_set(top) if (t.a, t.b) not in used]
-    pile = list(boneyard or []) + (rest if fill else [])
+    pile = list(boneyard or [])
+    if rest_to is None:
+        pile += rest
+    else:
+        hands = [list(h) for h in hands]
+        hands[rest_to] = hands[rest_to] + rest
     doc: dict[str, Any] = {
         "format": FORMAT,
         "players": [f"p{i}" for i in range(players)],

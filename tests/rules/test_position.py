@@ -1,0 +1,210 @@
+"""RULES.md section 9 via the position format and the storage codec; the views."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from service.rules import (
+    CorruptState,
+    InvalidPosition,
+    Move,
+    apply,
+    deal,
+    dumps,
+    export_position,
+    game_view,
+    import_position,
+    legal_moves,
+    loads,
+    new_game,
+    visible_events,
+)
+from tests.rules.helpers import play, position
+
+
+def _api_example() -> dict[str, Any]:
+    """API.md's example position, made complete (every other tile in the boneyard)."""
+    return position(
+        hands=[[[9, 4], [4, 4]], [[1, 2]], [[0, 0], [3, 9]]],
+        trains={"0": [[9, 5]], "1": [], "2": [], "mexican": None},
+        boneyard=[[5, 6], [2, 2]],
+        opened=[True, False, False],
+        marked=[False, True, False],
+        turn=1,
+    )
+
+
+def test_s9_api_example_imports_and_round_trips() -> None:
+    doc = _api_example()
+    state = import_position(doc)
+    assert state.status == "in_round" and state.turn == 1 and state.engine == 9
+    assert state.boneyard[:2] == [(5, 6), (2, 2)]
+    out = export_position(state)
+    for key in doc:
+        if key not in ("rules", "hands"):
+            assert out[key] == doc[key], key
+    for mine, theirs in zip(out["hands"], doc["hands"], strict=True):
+        assert mine == sorted(sorted(t) for t in theirs)  # hands come back normalised, sorted
+    assert out["rules"]["preset"] == "standard" and out["rules"]["options"]["set"] == 9
+    assert import_position(out).__class__ is state.__class__
+    assert export_position(import_position(out)) == out
+
+
+def _broken(mutate: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(_api_example())
+    mutate(doc)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda d: d.update(format="fen"), "format"),
+        (lambda d: d.update(players=["solo"]), "players"),
+        (lambda d: d.update(players=["a", "b", 3]), "players"),
+        (lambda d: d.update(rules={"preset": "nope"}), "rules"),
+        (lambda d: d.update(rules={"preset": "standard", "options": {"set": 7}}), "rules"),
+        (lambda d: d.update(round=0), "round"),
+        (lambda d: d.update(round=11), "round"),
+        (lambda d: d.update(engine=8), "engine"),
+        (lambda d: d.update(turn=3), "turn"),
+        (lambda d: d.update(turn=None), "turn"),
+        (lambda d: d.update(opened=[True, False]), "opened"),
+        (lambda d: d.update(marked=[1, 0, 0]), "marked"),
+        (lambda d: d.update(hands=d["hands"][:2]), "hands"),
+        (lambda d: d["hands"][0].append([9, 9]), "both in the centre"),
+        (lambda d: d["hands"][1].append([5, 6]), "both in"),
+        (lambda d: d["boneyard"].pop(), "nowhere"),
+        (lambda d: d["hands"][0].append([3, 10]), "not in a double-9"),
+        (lambda d: d["hands"][0].append("x"), "hand 0"),
+        (lambda d: d["trains"].pop("mexican"), "trains"),
+        (lambda d: d["trains"].update({"7": []}), "trains"),
+        (lambda d: d.update(trains=[]), "trains"),
+        (lambda d: d["trains"].update({"1": [[4, 1]]}), "connect to the engine"),
+        (lambda d: d.update(open_doubles=["0"]), "open_doubles"),
+        (lambda d: d.update(open_doubles="0"), "open_doubles"),
+        (lambda d: d.update(scores=[[1], [2], []]), "same length"),
+        (lambda d: d.update(scores=[[1], [2], [3]]), "finished round"),
+        (lambda d: d.update(scores=[[-1], [2], [3]]), "scores"),
+        (lambda d: d.update(status="paused"), "status"),
+        (lambda d: d.update(seed=-5), "seed"),
+        (lambda d: d.update(starter=9), "starter"),
+        (lambda d: d.update(consecutive_marks=1), "consecutive_marks"),
+        (lambda d: d.update(turn_state={"drawn": "no"}), "turn_state"),
+        (lambda d: d.update(turn_state={"must_follow": "0", "tiles_played": 1}), "must_follow"),
+        (lambda d: d.update(hands=[[[9, 4], [4, 4]], [], [[0, 0], [3, 9]], [1, 2]]), "hands"),
+    ],
+)
+def test_s9_import_refuses_impossible_positions(mutate: Any, reason: str) -> None:
+    with pytest.raises(InvalidPosition, match=reason) as err:
+        import_position(_broken(mutate))
+    assert err.value.code == "invalid_position"
+
+
+def test_s9_import_refuses_doubles_not_followed_and_empty_hands() -> None:
+    doc = position(hands=[[[1, 2]], [[1, 3]], [[1, 4]]], trains={"0": [[9, 4], [4, 4], [5, 6]]})
+    with pytest.raises(InvalidPosition, match="does not connect"):
+        import_position(doc)
+    doc = position(hands=[[[1, 2]], [], [[1, 4]]], trains={"0": [[9, 4]]})
+    with pytest.raises(InvalidPosition, match="no tiles"):
+        import_position(doc)
+    with pytest.raises(InvalidPosition, match="a JSON object"):
+        import_position([1, 2])
+
+
+def test_s9_import_orients_train_tiles_and_checks_chicken_toes() -> None:
+    doc = position(hands=[[[1, 2]], [[1, 3]], [[1, 5]]], trains={"0": [[4, 9], [4, 6]]})
+    state = import_position(doc)
+    assert [t.to_json() for t in state.trains[0]] == [[9, 4], [4, 6]]
+    toes = {"0": [[9, 4], [4, 4], [4, 1], [4, 2]]}
+    doc = position(options={"chicken_foot": True}, hands=[[[1, 1]], [[1, 3]], [[1, 5]]],
+                   trains=toes, open_doubles=["0"])  # fmt: skip
+    assert import_position(doc).ends[0] == 4
+    doc["open_doubles"] = []
+    with pytest.raises(InvalidPosition, match="open_doubles"):
+        import_position(doc)
+    bad = {"0": [[9, 4], [4, 4], [4, 1], [1, 2]]}
+    doc = position(options={"chicken_foot": True}, hands=[[[1, 1]], [[1, 3]], [[1, 5]]],
+                   trains=bad, open_doubles=["0"])  # fmt: skip
+    with pytest.raises(InvalidPosition, match="connect"):
+        import_position(doc)
+
+
+def test_s9_mid_turn_exports_round_trip() -> None:
+    doc = position(
+        hands=[[[4, 4], [1, 2]], [[4, 8], [3, 5]], [[0, 0]]],
+        trains={"0": [[9, 4]], "1": [[9, 3]], "2": [[9, 2]]},
+        boneyard=[[5, 6]],
+    )
+    state = import_position(doc)
+    apply(state, 0, play([4, 4], "0"))  # after a double
+    again = import_position(export_position(state))
+    assert legal_moves(again, 0) == legal_moves(state, 0) == [Move("draw")]
+    apply(state, 0, Move("draw"))  # after a draw
+    again = import_position(export_position(state))
+    assert legal_moves(again, 0) == legal_moves(state, 0) == [Move("mark")]
+    assert dumps(again) == dumps(state)
+    fresh = new_game(["a", "b"], seed=4)
+    assert dumps(import_position(export_position(fresh))) == dumps(fresh)  # waiting_deal
+
+
+def test_s9_dumps_is_compact_versioned_and_round_trips() -> None:
+    state = new_game(["ann", "bo", "cy", "di"], seed=8)  # double-12
+    deal(state)
+    for _ in range(12):
+        assert state.turn is not None
+        apply(state, state.turn, legal_moves(state, state.turn)[0])
+    data = dumps(state)
+    assert data[0] == 1
+    assert len(data) <= 4096
+    assert dumps(loads(data)) == data
+    assert export_position(loads(data)) == export_position(state)
+
+
+@pytest.mark.parametrize("data", [b"", b"\x02[]", b"\x01{", b"\x01[]", b"\x01[1,2,3]", "text"])
+def test_s9_loads_refuses_corrupt_bytes(data: Any) -> None:
+    with pytest.raises(CorruptState) as err:
+        loads(data)
+    assert err.value.code == "corrupt_state"
+
+
+def test_s9_a_hand_is_seen_by_its_owner_alone() -> None:
+    state = new_game(["a", "b", "c"], seed=2)
+    events = deal(state)
+    public = game_view(state, None)
+    assert "hand" not in public
+    assert game_view(state, 1)["hand"] == [t.to_json() for t in state.hands[1]]
+    assert all(p["hand_size"] == len(state.hands[p["seat"]]) for p in public["players"])
+    seat = state.turn
+    assert seat is not None
+    while legal_moves(state, seat) != [Move("draw")] and state.status == "in_round":
+        events = apply(state, seat, legal_moves(state, seat)[0])
+        seat = state.turn  # type: ignore[assignment]
+        if seat is None:
+            break
+    drawn = [{"type": "tile_drawn", "seat": 0, "tile": [1, 2]}]
+    assert visible_events(drawn, 0) == drawn
+    assert visible_events(drawn, 1) == [{"type": "tile_drawn", "seat": 0}]
+    assert visible_events(drawn, None) == [{"type": "tile_drawn", "seat": 0}]
+    assert events is not None
+
+
+def test_s9_game_view_shape_before_and_after_the_deal() -> None:
+    state = new_game(["a", "b", "c"], seed=2)
+    view = game_view(state, None)
+    assert view["status"] == "waiting_deal" and view["trains"] == [] and view["engine"] is None
+    assert view["round"] == 1 and view["turn"] is None
+    deal(state)
+    view = game_view(state, 0)
+    assert [t["id"] for t in view["trains"]] == ["0", "1", "2", "mexican"]
+    assert view["trains"][-1] == {
+        "id": "mexican", "owner": None, "tiles": [], "open_end": 9, "marked": False,
+        "started": False,
+    }  # fmt: skip
+    assert view["rules"]["preset"] == "standard"
+    assert set(view) >= {"status", "round", "rounds", "engine", "turn", "starter", "players",
+                         "trains", "open_doubles", "boneyard_size", "rules", "turn_state",
+                         "winners", "hand"}  # fmt: skip
