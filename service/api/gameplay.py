@@ -22,6 +22,7 @@ from service.store import (
     VersionConflict,
 )
 
+from .observability import record_cas_conflict, record_move
 from .problems import ApiError
 from .store_access import store
 from .web import bearer_token, idempotency_key, if_match_ok, json_response
@@ -127,6 +128,7 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
             idempotency_key=g.idem_key,
         )
     except VersionConflict as conflict:
+        record_cas_conflict()
         if g.if_match:
             raise stale(conflict.current) from None
         raise ApiError(
@@ -139,6 +141,7 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
         return replay_response(replay.kept)
     except GameNotFound:
         raise not_found(g.record.game_id) from None
+    record_move()
     return json_response(payload, version=version)
 
 

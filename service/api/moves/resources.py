@@ -53,7 +53,7 @@ class Play(MethodView):
 @blp.route("/draw")
 class Draw(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema)
+    @blp.arguments(EmptySchema, required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
@@ -64,7 +64,7 @@ class Draw(MethodView):
 @blp.route("/mark")
 class Mark(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema)
+    @blp.arguments(EmptySchema, required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
@@ -75,7 +75,7 @@ class Mark(MethodView):
 @blp.route("/end-turn")
 class EndTurn(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema)
+    @blp.arguments(EmptySchema, required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:

@@ -1,0 +1,232 @@
+"""Bad input on every endpoint: a documented 4xx problem, and the game does not change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from tests.api.conftest import Game, bearer, dealt_game
+
+PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
+
+
+def check(r: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    assert r.status_code == status, (r.status_code, r.json)
+    assert r.headers["Content-Type"] == "application/problem+json"
+    body: dict[str, Any] = r.json
+    assert set(body) >= PROBLEM_KEYS
+    assert body["status"] == status
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+@pytest.fixture()
+def game(client: FlaskClient) -> Game:
+    return dealt_game(client, seed=11)
+
+
+def turn_token(game: Game) -> str:
+    return game.seats[game.view()["turn"]]
+
+
+POST_ACTIONS = ["play", "draw", "mark", "end-turn", "moves", "deal"]
+
+
+@pytest.mark.parametrize("action", POST_ACTIONS)
+def test_malformed_json_everywhere(client: FlaskClient, game: Game, action: str) -> None:
+    v = game.version()
+    token = game.host if action == "deal" else turn_token(game)
+    for raw in ["{", '{"tile": [1, 2], ', "[1, 2", "\xff\xfe", "nul"]:
+        r = client.post(
+            f"{game.url}/{action}",
+            data=raw.encode("latin-1"),
+            headers={**bearer(token), "Content-Type": "application/json"},
+        )
+        check(r, 400, "malformed_json")
+    r = client.post(
+        f"{game.url}/{action}",
+        data="tile=1",
+        headers={**bearer(token), "Content-Type": "text/plain"},
+    )
+    check(r, 415, "unsupported_media_type")
+    r = client.post(f"{game.url}/{action}", json={"surprise": 1}, headers=bearer(token))
+    body = check(r, 422, "validation_failed")
+    assert "surprise" in body["errors"]
+    assert game.version() == v
+
+
+PLAY_BODIES: list[tuple[Any, int, str]] = [
+    ({}, 422, "validation_failed"),  # missing fields
+    ({"tile": [1, 2]}, 422, "validation_failed"),
+    ({"train": "0"}, 422, "validation_failed"),
+    ({"tile": "1-2", "train": "0"}, 422, "validation_failed"),
+    ({"tile": [1, 2, 3], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [1], "train": "0"}, 422, "validation_failed"),
+    ({"tile": ["1", "2"], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [1.5, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [True, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [None, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [10**30, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [-1, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [1e308, 2], "train": "0"}, 422, "validation_failed"),
+    ({"tile": [1, 2], "train": 0}, 422, "validation_failed"),
+    ({"tile": [1, 2], "train": ""}, 422, "validation_failed"),
+    ({"tile": [1, 2], "train": "x" * 10000}, 422, "validation_failed"),
+    ({"tile": [1, 2], "train": "0", "seat": 1}, 422, "validation_failed"),
+    ({"tile": [17, 18], "train": "0"}, 422, "tile_not_in_set"),  # double-9 set
+    ({"tile": [1, 2], "train": "7"}, 422, "unknown_train"),
+    ({"tile": [1, 2], "train": "bogus"}, 422, "unknown_train"),
+    ([1, 2], 422, "validation_failed"),
+    ("play", 422, "validation_failed"),
+    (None, 422, "validation_failed"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "code"), PLAY_BODIES)
+def test_bad_play_bodies(
+    client: FlaskClient, game: Game, body: Any, status: int, code: str
+) -> None:
+    v = game.version()
+    r = client.post(f"{game.url}/play", json=body, headers=bearer(turn_token(game)))
+    check(r, status, code)
+    assert game.version() == v
+
+
+MOVE_BODIES: list[tuple[Any, str]] = [
+    ({"action": "jump"}, "validation_failed"),
+    ({"action": 1}, "validation_failed"),
+    ({}, "validation_failed"),
+    ({"action": "play"}, "invalid_move"),
+    ({"action": "play", "tile": [1, 2]}, "invalid_move"),
+    ({"action": "draw", "tile": [1, 2]}, "invalid_move"),
+    ({"action": "play", "tile": [1, 2], "train": "nope"}, "unknown_train"),
+    ({"action": "play", "tile": [15, 15], "train": "0"}, "tile_not_in_set"),
+]
+
+
+@pytest.mark.parametrize(("body", "code"), MOVE_BODIES)
+def test_bad_move_objects(client: FlaskClient, game: Game, body: Any, code: str) -> None:
+    v = game.version()
+    r = client.post(f"{game.url}/moves", json=body, headers=bearer(turn_token(game)))
+    check(r, 422, code)
+    assert game.version() == v
+
+
+def test_illegal_and_out_of_turn(client: FlaskClient, game: Game) -> None:
+    v = game.version()
+    view = game.view()
+    turn = view["turn"]
+    waiting = game.seats[(turn + 1) % 3]
+    for action in ["draw", "mark", "end-turn"]:
+        check(client.post(f"{game.url}/{action}", headers=bearer(waiting)), 409, "not_your_turn")
+    legal = game.legal(turn)
+    hand = game.view(game.seats[turn])["hand"]
+    # A tile the seat does not hold, on its own train.
+    held = {tuple(sorted(t)) for t in hand}
+    missing = next([a, b] for a in range(10) for b in range(a, 10) if (a, b) not in held and a != b)
+    r = client.post(
+        f"{game.url}/play",
+        json={"tile": missing, "train": str(turn)},
+        headers=bearer(game.seats[turn]),
+    )
+    check(r, 409)
+    if not any(m["action"] == "end_turn" for m in legal):
+        check(client.post(f"{game.url}/end-turn", headers=bearer(game.seats[turn])), 409)
+    check(game.deal(), 409, "round_in_progress")
+    assert game.version() == v
+
+
+BODIES: dict[str, Any] = {"/play": {"tile": [1, 2], "train": "0"}, "/moves": {"action": "mark"}}
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [
+        ("GET", ""),
+        ("GET", "/legal-moves"),
+        ("GET", "/score"),
+        ("GET", "/position"),
+        ("POST", "/deal"),
+        ("POST", "/play"),
+        ("POST", "/draw"),
+        ("POST", "/mark"),
+        ("POST", "/end-turn"),
+        ("POST", "/moves"),
+    ],
+)
+def test_unknown_games(client: FlaskClient, game: Game, method: str, suffix: str) -> None:
+    for gid in ["AAAAAAAAAAAA", "x", "..%2F..", "a" * 300, "%7Bx%7D"]:
+        r = client.open(
+            f"/api/v1/games/{gid}{suffix}",
+            method=method,
+            headers=bearer(game.host),
+            json=BODIES.get(suffix),
+        )
+        check(r, 404)
+
+
+def test_create_refusals(client: FlaskClient) -> None:
+    bad: list[tuple[Any, int, str]] = [
+        ({}, 422, "validation_failed"),
+        ({"players": "ann"}, 422, "validation_failed"),
+        ({"players": ["ann"]}, 422, "invalid_rules"),
+        ({"players": [""] * 3}, 422, "validation_failed"),
+        ({"players": ["a"] * 21}, 422, "validation_failed"),
+        ({"players": ["a", "b"], "preset": "nope"}, 422, "invalid_rules"),
+        ({"players": ["a", "b"], "options": {"set": 99}}, 422, "invalid_rules"),
+        ({"players": ["a", "b"], "options": {"hand_size": 10**40}}, 422, "invalid_rules"),
+        ({"players": ["a", "b"], "options": {"nonsense": True}}, 422, "invalid_rules"),
+        ({"players": ["a", "b"], "seed": -1}, 422, "validation_failed"),
+        ({"players": ["a", "b"], "seed": 2**70}, 422, "validation_failed"),
+        ({"players": ["a", "b"], "seed": "7"}, 422, "validation_failed"),
+        ({"players": ["a", "b"], "extra": 1}, 422, "validation_failed"),
+        ({"players": ["a", "b"], "position": {}}, 422, "validation_failed"),
+        ({"position": {}}, 422, "invalid_position"),
+        ({"position": {"format": "mexican-train-position/1"}}, 422, "invalid_position"),
+        ({"position": []}, 422, "validation_failed"),
+        ([], 422, "validation_failed"),
+    ]
+    for body, status, code in bad:
+        check(client.post("/api/v1/games", json=body), status, code)
+    check(
+        client.post("/api/v1/games", data=b"{", headers={"Content-Type": "application/json"}),
+        400,
+        "malformed_json",
+    )
+
+
+def test_oversized_body(client: FlaskClient, game: Game) -> None:
+    v = game.version()
+    huge = {"tile": [1, 2], "train": "0", "pad": "x" * (70 * 1024)}
+    check(
+        client.post(f"{game.url}/play", json=huge, headers=bearer(turn_token(game))),
+        413,
+        "body_too_large",
+    )
+    check(client.post("/api/v1/games", json={"players": ["a"] * 20000}), 413, "body_too_large")
+    assert game.version() == v
+
+
+def test_bad_headers(client: FlaskClient, game: Game) -> None:
+    v = game.version()
+    token = turn_token(game)
+    for bad_key in ['"unterminated', '"a"b"', "", '"' + "k" * 300 + '"', "1abc", '"é"']:
+        r = client.post(f"{game.url}/mark", headers={**bearer(token), "Idempotency-Key": bad_key})
+        check(r, 400, "malformed_idempotency_key")
+    for bad_tag in ["7", "W/", '"7', "abc, def"]:
+        r = client.post(f"{game.url}/mark", headers={**bearer(token), "If-Match": bad_tag})
+        check(r, 400, "malformed_precondition")
+    check(client.get(game.url, headers={"If-None-Match": "nope"}), 400, "malformed_precondition")
+    assert game.version() == v
+
+
+def test_routes_and_methods(client: FlaskClient, game: Game) -> None:
+    check(client.get("/api/v1/nothing"), 404, "not_found")
+    r = client.get(f"{game.url}/play")
+    check(r, 405, "method_not_allowed")
+    assert "POST" in r.headers["Allow"]
+    check(client.delete(game.url), 405, "method_not_allowed")
+    check(client.put("/api/v1/games"), 405, "method_not_allowed")

@@ -1,0 +1,139 @@
+"""ETag/If-Match, Idempotency-Key, expiry renewal and positions through the API."""
+
+from __future__ import annotations
+
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.api.app import create_app
+from service.store import keys as K
+from service.store.redis_server import RedisServer
+from tests.api.conftest import bearer, dealt_game, new_game
+
+
+def first_move(game, seat):  # type: ignore[no-untyped-def]
+    return game.legal(seat)[0]
+
+
+def test_etag_and_if_match(client: FlaskClient) -> None:
+    game = dealt_game(client, seed=21)
+    r = client.get(game.url)
+    v = r.json["version"]
+    assert r.headers["ETag"] == f'"{v}"'
+    for path in ["/score"]:
+        assert client.get(game.url + path).headers["ETag"] == f'"{v}"'
+    assert client.get(game.url + "/position", headers=bearer(game.host)).headers["ETag"] == f'"{v}"'
+    # If-None-Match: 304 while unchanged.
+    r = client.get(game.url, headers={"If-None-Match": f'"{v}"'})
+    assert r.status_code == 304 and r.headers["ETag"] == f'"{v}"'
+    assert client.get(game.url, headers={"If-None-Match": f'"{v - 1}"'}).status_code == 200
+    seat = r.headers and client.get(game.url).json["turn"]
+    move = first_move(game, seat)
+    # Stale or weak If-Match: 412 stale_version, nothing changes.
+    for tag in [f'"{v - 1}"', f'W/"{v}"', '"abc"', f'"{v + 1}", "{v - 1}"']:
+        r = game.move(seat, move, **{"If-Match": tag})
+        assert r.status_code == 412, r.json
+        assert r.json["code"] == "stale_version"
+        assert r.json["version"] == v
+        assert r.headers["ETag"] == f'"{v}"'
+    assert game.version() == v
+    # A matching one (in a list, or *) applies.
+    r = game.move(seat, move, **{"If-Match": f'"{v - 5}", "{v}"'})
+    assert r.status_code == 200, r.json
+    assert r.json["version"] == v + 1 and r.headers["ETag"] == f'"{v + 1}"'
+    seat = r.json["turn"]
+    r = game.move(seat, first_move(game, seat), **{"If-Match": "*"})
+    assert r.status_code == 200
+
+
+def test_idempotency_key(client: FlaskClient, redis_client: redis.Redis) -> None:
+    game = dealt_game(client, seed=22)
+    seat = game.view()["turn"]
+    move = first_move(game, seat)
+    v = game.version()
+    r1 = game.move(seat, move, **{"Idempotency-Key": '"move-1"'})
+    assert r1.status_code == 200
+    assert "Idempotent-Replayed" not in r1.headers
+    # The retry (bare token form, same key) returns the first response and applies nothing,
+    # even though its If-Match is now stale.
+    r2 = game.move(seat, move, **{"Idempotency-Key": "move-1", "If-Match": f'"{v}"'})
+    assert r2.status_code == 200
+    assert r2.headers["Idempotent-Replayed"] == "true"
+    assert r2.data == r1.data
+    assert r2.headers["ETag"] == f'"{v + 1}"'
+    assert game.version() == v + 1
+    # Another seat's token with the same key is a different request (here: not its turn).
+    other = (seat + 1) % 3
+    if other != r1.json["turn"]:
+        r3 = game.move(other, {"action": "mark"}, **{"Idempotency-Key": '"move-1"'})
+        assert r3.status_code == 409
+    # A refused request keeps nothing: the same key may be used again.
+    stale = game.move(
+        r1.json["turn"], {"action": "mark"}, **{"Idempotency-Key": '"k2"', "If-Match": '"1"'}
+    )
+    assert stale.status_code == 412
+    # Every key of the game carries a TTL.
+    keys = redis_client.keys(f"mt:{{{game.id}}}*")
+    assert len(keys) == 2
+    for key in keys:
+        assert redis_client.ttl(key) > 0
+    assert (
+        redis_client.ttl(K.game_key(game.id))
+        > redis_client.ttl(next(k for k in keys if b":idem:" in k)) - 1
+    )
+
+
+def test_idle_games_expire_and_actions_renew(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    app: Flask = create_app(
+        {"REDIS_URL": redis_server.url, "GAME_TTL_SECONDS": 100, "IDEMPOTENCY_TTL_SECONDS": 500}
+    )
+    client = app.test_client()
+    game = new_game(client)
+    key = K.game_key(game.id)
+    assert 90 < redis_client.ttl(key) <= 100
+    redis_client.expire(key, 5)
+    # Reads do not renew; an action does.
+    client.get(game.url)
+    assert redis_client.ttl(key) <= 5
+    r = client.post(game.url + "/deal", headers={**bearer(game.host), "Idempotency-Key": '"d"'})
+    assert r.status_code == 200
+    assert redis_client.ttl(key) > 90
+    idem = [k for k in redis_client.keys(f"mt:{{{game.id}}}*") if b":idem:" in k]
+    # An idempotency record never outlives its game's TTL setting.
+    assert idem and 0 < redis_client.ttl(idem[0]) <= 100
+    redis_client.delete(key)  # what expiry does
+    r = client.get(game.url)
+    assert r.status_code == 404 and r.json["code"] == "game_not_found"
+
+
+def test_position_export_import(client: FlaskClient) -> None:
+    game = dealt_game(client, seed=23)
+    for _ in range(3):
+        seat = game.view()["turn"]
+        assert game.move(seat, first_move(game, seat)).status_code == 200
+    position = client.get(game.url + "/position", headers=bearer(game.host)).json
+    assert position["format"] == "mexican-train-position/1"
+    r = client.post("/api/v1/games", json={"position": position})
+    assert r.status_code == 201, r.json
+    copy = r.json
+    assert copy["game_id"] != game.id
+    assert [s["name"] for s in copy["seats"]] == position["players"]
+    copy_pos = client.get(
+        f"/api/v1/games/{copy['game_id']}/position", headers=bearer(copy["host_token"])
+    ).json
+    assert copy_pos == position
+    # Same position, same legal moves for the seat to play.
+    seat = position["turn"]
+    mine = client.get(
+        f"/api/v1/games/{copy['game_id']}/legal-moves",
+        headers=bearer(copy["seats"][seat]["token"]),
+    ).json["moves"]
+    assert mine == game.legal(seat)
+    # An impossible position is refused with a reason.
+    broken = {**position, "boneyard": position["boneyard"][1:]}
+    r = client.post("/api/v1/games", json={"position": broken})
+    assert r.status_code == 422 and r.json["code"] == "invalid_position"
+    assert r.json["detail"]
