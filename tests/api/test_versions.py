@@ -74,7 +74,7 @@ def test_idempotency_key(client: FlaskClient, redis_client: redis.Redis) -> None
     )
     assert stale.status_code == 412
     # Every key of the game carries a TTL.
-    keys = redis_client.keys(f"mt:{{{game.id}}}*")
+    keys = list(redis_client.scan_iter(match=f"mt:{{{game.id}}}*"))
     assert len(keys) == 2
     for key in keys:
         assert redis_client.ttl(key) > 0
@@ -101,7 +101,7 @@ def test_idle_games_expire_and_actions_renew(
     r = client.post(game.url + "/deal", headers={**bearer(game.host), "Idempotency-Key": '"d"'})
     assert r.status_code == 200
     assert redis_client.ttl(key) > 90
-    idem = [k for k in redis_client.keys(f"mt:{{{game.id}}}*") if b":idem:" in k]
+    idem = [k for k in redis_client.scan_iter(match=f"mt:{{{game.id}}}*") if b":idem:" in k]
     # An idempotency record never outlives its game's TTL setting.
     assert idem and 0 < redis_client.ttl(idem[0]) <= 100
     redis_client.delete(key)  # what expiry does

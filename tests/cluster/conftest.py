@@ -9,8 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskClient
 from redis.cluster import RedisCluster
 
+from service.api.app import create_app
+from service.store.redis_server import RedisServer
 from tests.cluster.local_cluster import LocalRedisCluster
 
 
@@ -18,6 +22,18 @@ from tests.cluster.local_cluster import LocalRedisCluster
 def redis_cluster() -> Iterator[LocalRedisCluster]:
     with LocalRedisCluster(masters=3) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_server(redis_cluster: LocalRedisCluster) -> RedisServer:
+    """Tests that take the server's URL get one cluster node (REDIS_CLUSTER=1 does the rest)."""
+    return redis_cluster.nodes[0]
+
+
+@pytest.fixture(autouse=True)
+def cluster_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app and gunicorn built in this folder uses the cluster client."""
+    monkeypatch.setenv("REDIS_CLUSTER", "1")
 
 
 @pytest.fixture()
@@ -36,3 +52,16 @@ def live_server(redis_cluster: LocalRedisCluster) -> Iterator[str]:
 
     with start_gunicorn(redis_cluster.url, workers=2, env={"REDIS_CLUSTER": "1"}) as base_url:
         yield base_url
+
+
+@pytest.fixture()
+def app(redis_cluster: LocalRedisCluster, redis_client: RedisCluster) -> Iterator[Flask]:
+    """The API app on the cluster (REDIS_CLUSTER=1), for the API tests re-run here."""
+    yield create_app(
+        {"REDIS_URL": redis_cluster.url, "REDIS_CLUSTER": True, "GAME_TTL_SECONDS": 3600}
+    )
+
+
+@pytest.fixture()
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()

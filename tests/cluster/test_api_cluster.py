@@ -1,0 +1,56 @@
+"""The API on a 3-master Redis Cluster (REDIS_CLUSTER=1, REDIS_URL naming one node):
+
+- the API's own tests for tokens, versions/If-Match/idempotency/expiry/positions and the 20-way
+  race through two gunicorn instances, re-run unchanged with this folder's cluster fixtures;
+- bot games through two gunicorn instances that were each given a different node, checked
+  against the same games played in-process (same seed, same moves, same scores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from service.bots.tournament import game_specs, play_local, run_http
+from tests.api.test_access import *  # noqa: F403
+from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
+from tests.api.test_versions import *  # noqa: F403
+from tests.cluster.local_cluster import LocalRedisCluster
+from tests.servers import start_gunicorn
+
+CLUSTER_ENV = {"REDIS_CLUSTER": "1"}
+
+
+@pytest.fixture(scope="module")
+def two_instances(redis_cluster: LocalRedisCluster) -> Iterator[list[str]]:
+    """Two gunicorn instances on the cluster, each bootstrapped from a different node."""
+    first, second = redis_cluster.urls[:2]
+    with (
+        start_gunicorn(first, workers=2, env=CLUSTER_ENV) as a,
+        start_gunicorn(second, workers=2, env=CLUSTER_ENV) as b,
+    ):
+        yield [a, b]
+
+
+def test_bot_games_on_cluster_match_local_play(
+    two_instances: list[str], redis_cluster: LocalRedisCluster
+) -> None:
+    for base in two_instances:
+        assert requests.get(base + "/readyz", timeout=5).status_code == 200
+    specs = game_specs(["planner", "greedy", "random"], 12, base_seed=4242, options={"rounds": 1})
+    # Half the games on each instance: both read and write every slot of the cluster.
+    outcomes = []
+    for i, base in enumerate(two_instances):
+        outcomes += list(run_http(base, specs[i::2], concurrency=4))
+    assert all(not isinstance(o, BaseException) for o in outcomes), outcomes
+    got = {o.index: (o.digest, o.totals, o.moves) for o in outcomes}  # type: ignore[union-attr]
+    want = {s.index: (r.digest, r.totals, r.moves) for s in specs for r in [play_local(s)]}
+    assert got == want
+    # The games spread over every master.
+    sizes = [
+        redis_cluster.client().get_redis_connection(n).dbsize()
+        for n in redis_cluster.client().get_primaries()
+    ]
+    assert all(size > 0 for size in sizes), sizes
