@@ -40,6 +40,10 @@ bench-engine: install
 bench-api: install
 	$(PY) -m tests.bench.bench_api
 
+.PHONY: bench-bots
+bench-bots: install
+	$(PY) -m tests.bench.bench_bots
+
 test-e2e: install
 	$(PY) -m pytest -p no:xdist tests/e2e -m e2e
 

@@ -120,7 +120,10 @@ def play_local(spec: GameSpec, *, record: bool = False) -> GameResult:
         seat = state.turn
         assert seat is not None
         moves = rules.legal_moves(state, seat)
-        move = bots[seat].choose(rules.game_view(state, seat), moves)
+        # A forced move is not offered to the bot, in both modes (over HTTP it saves a request).
+        move = (
+            moves[0] if len(moves) == 1 else bots[seat].choose(rules.game_view(state, seat), moves)
+        )
         rec.add(seat, move)
         rules.apply(state, seat, move)
     else:
@@ -152,20 +155,22 @@ def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameRe
                 continue
             seat = int(view["turn"])
             token = tokens[seat]
-            if view_seat != seat:
-                view = client.view(gid, token=token)
-                view_seat = seat
             listed = client.legal_moves(gid, token=token)
-            if int(listed["version"]) != int(view["version"]):
-                view = client.view(gid, token=token)  # a refresh raced us; decide on one state
-                continue
+            version = int(listed["version"])
             moves = [Move.from_json(m) for m in listed["moves"]]
-            move = bots[seat].choose(view, moves)
-            view = client.move(gid, move.to_json(), token=token, if_match=int(view["version"]))
+            if len(moves) == 1:
+                move = moves[0]  # forced: no need to fetch the hand (saves a request)
+            else:
+                if view_seat != seat or int(view["version"]) != version:
+                    view = client.view(gid, token=token)
+                    view_seat = seat
+                    if int(view["version"]) != version:
+                        continue  # the game moved between the two reads: decide on one state
+                move = bots[seat].choose(view, moves)
+            view = client.move(gid, move.to_json(), token=token, if_match=version)
             rec.add(seat, move)
-        except StaleVersion as err:
+        except StaleVersion:
             # Someone else changed the game (should not happen in a tournament): decide again.
-            del err
             view = client.view(gid)
             view_seat = None
             continue
