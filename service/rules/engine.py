@@ -8,8 +8,10 @@ Decisions where RULES.md is silent (also listed in the README's Rules section):
 - ``set_aside`` starter draw: seats draw in seat order from seat 0; if the boneyard runs dry while
   players are still tied, a player who could not draw counts as lowest, and if the boneyard is
   already empty the lowest tied seat starts.
-- A double played as the only tile of a ``single`` opening turn, or as the last tile of an opening
-  chain, creates no follow obligation (rule 7 applies after the opening turn); it stays open.
+- A double played as the last tile of an opening chain creates no follow obligation (rule 7
+  applies after the opening turn); it stays open.
+- With ``hand_size: 1`` a ``from_hand`` starter may be dealt the engine as their only tile:
+  placing it empties their hand, which counts as going out on their opening turn.
 - In ``double_follow: any``, the follow tile may go on any train the player could play on at the
   start of a turn (own, Mexican, marked trains), including any double played earlier this turn.
 """
@@ -137,7 +139,16 @@ def deal(state: GameState) -> list[Event]:
     state.open_doubles = []
     state.consecutive_marks = 0
     _reset_turn(state)
-    return [{"type": "round_started", "round": r, "engine": engine, "starter": starter}, *setup]
+    events = [{"type": "round_started", "round": r, "engine": engine, "starter": starter}, *setup]
+    if not state.hands[starter]:
+        # hand_size 1 and the starter was dealt the engine: placing it emptied their hand, so
+        # they have gone out on their opening turn (rule 5's opening_out_waits decides when the
+        # round ends).
+        if rules.opening_out_waits:
+            _end_turn(state, starter, events)
+        else:
+            _round_over(state, "out", events)
+    return events
 
 
 def _reset_turn(state: GameState) -> None:
