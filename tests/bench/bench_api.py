@@ -1,14 +1,16 @@
 """``make bench-api``: the API under load on this machine, against a trivial baseline.
 
 1. Starts a private redis-server and gunicorn (``deploy/gunicorn.conf.py``) serving the API.
-2. CLIENTS processes each play 4-player games to the end (``rounds`` kept small so games do
-   finish) through HTTP: legal-moves, then a random listed move with If-Match, deal between
-   rounds. Prints moves/s, requests/s and p50/p99 latency.
+2. CLIENTS processes each play 4-player games to the end (one round, so games do finish)
+   through HTTP: legal-moves, then a random listed move with If-Match. Prints moves/s,
+   requests/s and p50/p99 latency.
 3. The same number of processes hit a baseline gunicorn app doing one Redis GET + one SET of a
-   document the size of a stored game state; prints its requests/s and our ratio to it.
+   document the size of a stored game state; prints its requests/s and our ratio to it. The
+   two alternate in short slices so that load from elsewhere on the machine hits both alike.
 4. Prints MEMORY USAGE summed over every key of one 4-player game mid-round.
 
-Environment: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 4), WEB_CONCURRENCY (workers).
+Environment: BENCH_SECONDS (default 24, both sides), BENCH_CLIENTS (default 4),
+WEB_CONCURRENCY (gunicorn workers).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from service.store import GameStore
 from service.store.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
-SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "24"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "4"))
-ROUNDS = 2
+SLICES = 3  # API and baseline alternate, so a busy neighbour on the machine hits both alike
+ROUNDS = 1
 
 
 def play_games(base: str, seconds: float, seed: int, out: Any) -> None:
@@ -92,16 +95,21 @@ def hit_baseline(base: str, seconds: float, seed: int, out: Any) -> None:
     out.put({"lat": lat, "moves": 0, "games": 0})
 
 
-def run_clients(target: Any, base: str) -> dict[str, Any]:
+def run_slice(target: Any, base: str, seconds: float, seed: int) -> tuple[list[Any], float]:
     q: Any = mp.Queue()
-    procs = [mp.Process(target=target, args=(base, SECONDS, i, q)) for i in range(CLIENTS)]
+    procs = [
+        mp.Process(target=target, args=(base, seconds, seed * 100 + i, q)) for i in range(CLIENTS)
+    ]
     t0 = time.perf_counter()
     for p in procs:
         p.start()
     results = [q.get() for _ in procs]
     for p in procs:
         p.join()
-    elapsed = time.perf_counter() - t0
+    return results, time.perf_counter() - t0
+
+
+def summarize(results: list[Any], elapsed: float) -> dict[str, Any]:
     lat = sorted(x for r in results for x in r["lat"])
     return {
         "requests": len(lat),
@@ -145,15 +153,24 @@ def game_memory(base: str, redis_url: str, idempotent: bool) -> tuple[int, int]:
 
 def main() -> None:
     doc = state_size()
-    print(f"clients: {CLIENTS} processes, {SECONDS:.0f} s per run; stored state: {doc} bytes")
+    print(
+        f"clients: {CLIENTS} processes; {SECONDS:.0f} s in {SLICES} alternating slices per side; "
+        f"stored state: {doc} bytes; games of {ROUNDS} round(s), 4 players"
+    )
     with RedisServer() as rs:
-        with start_gunicorn(rs.url) as base:
-            ours = run_clients(play_games, base)
-            mem, nkeys = game_memory(base, rs.url, idempotent=False)
-            mem_idem, nkeys_idem = game_memory(base, rs.url, idempotent=True)
         env = {"DOC_BYTES": str(doc)}
-        with start_gunicorn(rs.url, app="tests.bench.baseline_app:app", env=env) as base:
-            baseline = run_clients(hit_baseline, base)
+        with (
+            start_gunicorn(rs.url) as api,
+            start_gunicorn(rs.url, app="tests.bench.baseline_app:app", env=env) as base,
+        ):
+            runs: dict[str, tuple[list[Any], float]] = {"api": ([], 0.0), "base": ([], 0.0)}
+            for i in range(SLICES):
+                for name, target, url in (("api", play_games, api), ("base", hit_baseline, base)):
+                    res, took = run_slice(target, url, SECONDS / SLICES / 2, i)
+                    runs[name] = (runs[name][0] + res, runs[name][1] + took)
+            ours, baseline = summarize(*runs["api"]), summarize(*runs["base"])
+            mem, nkeys = game_memory(api, rs.url, idempotent=False)
+            mem_idem, nkeys_idem = game_memory(api, rs.url, idempotent=True)
     print(
         f"API:      {ours['moves_s']:8.0f} moves/s  {ours['rps']:8.0f} req/s  "
         f"p50 {ours['p50']:.2f} ms  p99 {ours['p99']:.2f} ms  "

@@ -40,7 +40,7 @@ def not_modified(version: int) -> Response | None:
 
 @blp.route("")
 class Games(MethodView):
-    @blp.arguments(CreateGameSchema, example=examples.CREATE_REQUEST)
+    @blp.arguments(CreateGameSchema(), example=examples.CREATE_REQUEST)
     @blp.response(
         201,
         CreatedGameSchema,
@@ -92,7 +92,7 @@ class Game(MethodView):
 @blp.route("/<string:game_id>/deal")
 class Deal(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema, required=False)
+    @blp.arguments(EmptySchema(), required=False)
     @blp.response(200, ActionResultSchema, headers=ETAG_HEADER)
     @problems(blp, 400, 401, 403, 404, 409, 412, 413, 415, 422)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:

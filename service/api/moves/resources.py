@@ -23,6 +23,7 @@ blp = Blueprint(
     description="Act for the seat of the bearer token",
 )
 
+# Schemas are passed as instances: given a class, webargs would build a new one per request.
 ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422)
 
 
@@ -42,7 +43,7 @@ def action_doc(example: dict[str, Any] | None = None) -> Any:
 @blp.route("/play")
 class Play(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(PlaySchema, example={"tile": [12, 5], "train": "0"})
+    @blp.arguments(PlaySchema(), example={"tile": [12, 5], "train": "0"})
     @action_doc(examples.PLAY_RESPONSE)
     @problems(blp, *ERRORS)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
@@ -53,7 +54,7 @@ class Play(MethodView):
 @blp.route("/draw")
 class Draw(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema, required=False)
+    @blp.arguments(EmptySchema(), required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
@@ -64,7 +65,7 @@ class Draw(MethodView):
 @blp.route("/mark")
 class Mark(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema, required=False)
+    @blp.arguments(EmptySchema(), required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
@@ -75,7 +76,7 @@ class Mark(MethodView):
 @blp.route("/end-turn")
 class EndTurn(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(EmptySchema, required=False)
+    @blp.arguments(EmptySchema(), required=False)
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
@@ -86,7 +87,7 @@ class EndTurn(MethodView):
 @blp.route("/moves")
 class Moves(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
-    @blp.arguments(MoveSchema, example={"action": "play", "tile": [5, 3], "train": "mexican"})
+    @blp.arguments(MoveSchema(), example={"action": "play", "tile": [5, 3], "train": "mexican"})
     @action_doc()
     @problems(blp, *ERRORS)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
