@@ -13,6 +13,7 @@ from typing import Any
 
 import marshmallow as ma
 import orjson
+import redis
 from flask import Response
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -147,6 +148,17 @@ def handle_rules_error(err: RulesError) -> Response:
     return problem(status, err.code, err.message or err.code)
 
 
+def handle_redis_error(err: redis.RedisError) -> Response:
+    """Storage trouble is the server's, and usually brief: 503 with Retry-After."""
+    log.error("redis error: %s", err)
+    return problem(
+        503,
+        "storage_unavailable",
+        "Game storage is unavailable; try again shortly.",
+        headers={"Retry-After": "1"},
+    )
+
+
 def handle_unexpected(err: Exception) -> Response:
     """Last resort: log the traceback, tell the client nothing internal."""
     if isinstance(err, HTTPException):  # pragma: no cover - routed to the HTTP handler first
@@ -184,6 +196,7 @@ class ProblemApi(Api):  # type: ignore[misc]
         self._app.register_error_handler(HTTPException, handle_http)
         self._app.register_error_handler(ApiError, handle_api_error)
         self._app.register_error_handler(RulesError, handle_rules_error)
+        self._app.register_error_handler(redis.RedisError, handle_redis_error)
         self._app.register_error_handler(Exception, handle_unexpected)
 
     def handle_http_exception(self, error: HTTPException) -> Response:
