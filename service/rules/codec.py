@@ -112,6 +112,7 @@ def loads(data: bytes) -> GameState:
         if len(state.trains) != len(players) + 1 or len(state.hands) != len(players):
             raise ValueError("seat count mismatch")
         state.recompute_trains()
+        state.reindex()
     except CorruptState:
         raise
     except Exception as err:  # any decoding problem is a server-side fault, never a crash

@@ -26,7 +26,18 @@ from service.rules.errors import IllegalMove, InvalidMove, InvalidRules
 from service.rules.options import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
 from service.rules.rng import MAX_SEED, SplitMix64, random_seed
 from service.rules.state import MEXICAN, GameState
-from service.rules.tiles import DRAW, END_TURN, MARK, Move, Tile, _play_move, full_set
+from service.rules.tiles import (
+    DRAW,
+    END_TURN,
+    MARK,
+    MAX_PIP,
+    Move,
+    Tile,
+    _play_move,
+    full_set,
+)
+
+MAX_PLAYERS_ANY = max(MAX_PLAYERS.values())
 
 Event = dict[str, Any]
 
@@ -130,6 +141,7 @@ def deal(state: GameState) -> list[Event]:
     state.turn = starter
     state.status = "in_round"
     state.hands = [sorted(hand) for hand in hands]
+    state.reindex()
     state.boneyard = boneyard
     state.trains = [[] for _ in range(n + 1)]
     state.ends = [engine] * (n + 1)
@@ -173,10 +185,9 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
 
 def _generate(state: GameState, seat: int) -> list[Move]:
     rules = state.rules
-    hand = state.hands[seat]
     if not state.opened[seat]:
         # Opening turn (rule 5): own train only, open doubles elsewhere are ignored.
-        moves = _plays(state, hand, (seat,))
+        moves = _plays(state, seat, (seat,))
         if state.tiles_played:
             moves.append(END_TURN)
             return moves
@@ -191,8 +202,8 @@ def _generate(state: GameState, seat: int) -> list[Move]:
     elif state.must_follow is None and state.open_doubles:
         trains = (state.open_doubles[0],)  # rule 7: oldest open double first, on any train
     else:
-        trains = _open_trains(state, seat, hand)
-    moves = _plays(state, hand, trains)
+        trains = _open_trains(state, seat)
+    moves = _plays(state, seat, trains)
     if moves:
         return moves
     if not state.drawn and state.boneyard:
@@ -200,32 +211,41 @@ def _generate(state: GameState, seat: int) -> list[Move]:
     return [MARK]
 
 
-def _open_trains(state: GameState, seat: int, hand: list[Tile]) -> list[int]:
+def _open_trains(state: GameState, seat: int) -> list[int]:
     """Trains ``seat`` may play on in a later turn (rule 6)."""
     n = len(state.players)
     marked = state.marked
     trains = [seat]
-    trains.extend(t for t in range(n) if marked[t] and t != seat)
-    if state.trains[n] or not state.rules.mexican_needs_own_blocked:
+    if True in marked:
+        trains += [t for t, m in enumerate(marked) if m and t != seat]
+    if (
+        state.trains[n]
+        or not state.rules.mexican_needs_own_blocked
+        or not state.index[seat][state.ends[seat]]
+    ):
         trains.append(n)
-    else:
-        own_end = state.ends[seat]
-        if not any(tile.a == own_end or tile.b == own_end for tile in hand):
-            trains.append(n)
     return trains
 
 
-def _plays(state: GameState, hand: list[Tile], trains: Sequence[int]) -> list[Move]:
+def _plays(state: GameState, seat: int, trains: Sequence[int]) -> list[Move]:
+    by_pip = state.index[seat]
     ends = state.ends
     n = len(state.players)
     moves: list[Move] = []
     for t in trains:
-        end = ends[t]
-        tid = MEXICAN if t == n else str(t)
-        for tile in hand:
-            if tile.a == end or tile.b == end:
-                moves.append(_play_move(tile, tid))
+        tiles = by_pip[ends[t]]
+        if tiles:
+            table = _MEXICAN_MOVES if t == n else _TRAIN_MOVES[t]
+            moves.extend([table[tile] for tile in tiles])
     return moves
+
+
+# Every play move object, made once: [train index][tile] for seat trains, and the Mexican train.
+_ALL_TILES = full_set(MAX_PIP)
+_TRAIN_MOVES: list[dict[Tile, Move]] = [
+    {tile: _play_move(tile, str(t)) for tile in _ALL_TILES} for t in range(MAX_PLAYERS_ANY)
+]
+_MEXICAN_MOVES: dict[Tile, Move] = {tile: _play_move(tile, MEXICAN) for tile in _ALL_TILES}
 
 
 # --------------------------------------------------------------------------- apply
@@ -233,10 +253,53 @@ def _plays(state: GameState, hand: list[Tile], trains: Sequence[int]) -> list[Mo
 
 def apply(state: GameState, seat: int, move: Move) -> list[Event]:
     """Apply ``seat``'s ``move``; return the events. Validates fully before mutating."""
+    legal = state._legal
+    # Fast path: the cached legal list belongs to the seat on turn (it is dropped on every
+    # change), and a listed move is well-formed by construction; continue with the listed
+    # (canonical) object itself.
+    if legal is not None and seat == state.turn:
+        try:
+            move = legal[legal.index(move)]
+        except ValueError:
+            move = _validate(state, seat, move)
+    else:
+        move = _validate(state, seat, move)
+    action = move.action
+
+    # ---- validated: mutate from here on
+    state._legal = None
+    events: list[Event] = []
+    if action == "play":
+        train = move.train
+        assert move.tile is not None and train is not None
+        index = len(state.players) if train == MEXICAN else int(train)
+        _do_play(state, seat, move.tile, index, train, events)
+    elif action == "draw":
+        tile = state.boneyard.pop(0)
+        insort(state.hands[seat], tile)  # hands stay sorted: stable views and move order
+        by_pip = state.index[seat]
+        insort(by_pip[tile.a], tile)
+        if tile.b != tile.a:
+            insort(by_pip[tile.b], tile)
+        state.drawn = True
+        events.append({"type": "tile_drawn", "seat": seat, "tile": [tile.a, tile.b]})
+    elif action == "mark":
+        if not state.marked[seat]:
+            state.marked[seat] = True
+            events.append({"type": "marker_placed", "seat": seat})
+        state.consecutive_marks = state.consecutive_marks + 1 if not state.boneyard else 0
+        _end_turn(state, seat, events)
+    else:
+        _end_turn(state, seat, events)
+    return events
+
+
+def _validate(state: GameState, seat: int, move: Move) -> Move:
+    """Full checks of a move (slow path): malformed first, then legality. Returns the move in
+    its canonical (interned, normalised) form, or raises without touching the state."""
     if not isinstance(move, Move):
         raise InvalidMove("a move must be a Move object")
     action = move.action
-    train_index: int | None = None
     if action == "play":
         tile = move.tile
         if not isinstance(tile, Tile) or not isinstance(move.train, str):
@@ -245,15 +308,13 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
             raise InvalidMove(
                 f"{tile} is not in a double-{state.rules.set} set", code="tile_not_in_set"
             )
-        train_index = state.train_index(move.train)
-        if train_index is None:
+        if state.train_index(move.train) is None:
             raise InvalidMove(
                 f"there is no train {move.train!r}; trains are the seat numbers "
                 f"0..{state.n_players - 1} and 'mexican'",
                 code="unknown_train",
             )
-        if tile.a > tile.b or move.tile is not Tile.of(tile.a, tile.b):
-            move = _play_move(Tile.of(tile.a, tile.b), move.train)
+        move = _play_move(Tile.of(tile.a, tile.b), move.train)
     elif action not in ("draw", "mark", "end_turn"):
         raise InvalidMove(f"unknown action {action!r}")
     if state.status == "game_over":
@@ -269,37 +330,26 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
         legal = state._legal = _generate(state, seat)
     if move not in legal:
         raise IllegalMove(_explain(state, seat, move, legal))
+    return move
 
-    # ---- validated: mutate from here on
-    state._legal = None
-    events: list[Event] = []
-    if action == "play":
-        assert train_index is not None and move.tile is not None
-        _do_play(state, seat, move.tile, train_index, events)
-    elif action == "draw":
-        tile = state.boneyard.pop(0)
-        insort(state.hands[seat], tile)  # hands stay sorted: stable views and move order
-        state.drawn = True
-        events.append({"type": "tile_drawn", "seat": seat, "tile": [tile.a, tile.b]})
-    elif action == "mark":
-        if not state.marked[seat]:
-            state.marked[seat] = True
-            events.append({"type": "marker_placed", "seat": seat})
-        state.consecutive_marks = state.consecutive_marks + 1 if not state.boneyard else 0
-        _end_turn(state, seat, events)
+
+def _do_play(
+    state: GameState, seat: int, tile: Tile, t: int, tid: str, events: list[Event]
+) -> None:
+    a, b = tile
+    state.hands[seat].remove(tile)
+    by_pip = state.index[seat]
+    by_pip[a].remove(tile)
+    if b != a:
+        by_pip[b].remove(tile)
+    ends = state.ends
+    end = ends[t]
+    if a != end:  # orient: the matching end touches the train
+        a, b = b, a
+        state.trains[t].append(Tile(a, b))
     else:
-        _end_turn(state, seat, events)
-    return events
-
-
-def _do_play(state: GameState, seat: int, tile: Tile, t: int, events: list[Event]) -> None:
-    hand = state.hands[seat]
-    hand.remove(tile)
-    end = state.ends[t]
-    placed = tile if tile.a == end else Tile(tile.b, tile.a)
-    state.trains[t].append(placed)
-    tid = state.train_id(t)
-    events.append({"type": "tile_played", "seat": seat, "tile": [placed.a, placed.b], "train": tid})
+        state.trains[t].append(tile)
+    events.append({"type": "tile_played", "seat": seat, "tile": [a, b], "train": tid})
     state.consecutive_marks = 0
     state.tiles_played += 1
     if t == seat and state.marked[seat]:
@@ -310,26 +360,25 @@ def _do_play(state: GameState, seat: int, tile: Tile, t: int, events: list[Event
         pending -= 1
         state.pending[t] = pending
         if not (pending and state.rules.chicken_foot):
-            state.ends[t] = placed.b
+            ends[t] = b
         if not pending:
             state.open_doubles.remove(t)
             events.append({"type": "double_satisfied", "seat": seat, "train": tid})
     else:
-        state.ends[t] = placed.b
-    double = placed.a == placed.b
+        ends[t] = b
+    double = a == b
     if double:
         state.pending[t] = 3 if state.rules.chicken_foot else 1
         state.open_doubles.append(t)
-        events.append({"type": "double_opened", "seat": seat, "train": tid, "tile": [end, end]})
+        events.append({"type": "double_opened", "seat": seat, "train": tid, "tile": [a, a]})
     opening = not state.opened[seat]
     state.must_follow = None
-    if not hand:
+    if not state.hands[seat]:
         if opening and state.rules.opening_out_waits:
             _end_turn(state, seat, events)  # the round ends once everybody has opened
         else:
             _round_over(state, "out", events)
-        return
-    if opening:
+    elif opening:
         if state.rules.opening == "single":
             _end_turn(state, seat, events)
     elif double:

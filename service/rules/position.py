@@ -192,6 +192,7 @@ def import_position(doc: Any) -> GameState:
         sorted(Tile.of(x.a, x.b) for x in _tiles(h, f"hand {s}", rules.set))
         for s, h in enumerate(hands)
     ]
+    state.reindex()
     state.boneyard = [Tile.of(x.a, x.b) for x in _tiles(doc.get("boneyard"), "boneyard", rules.set)]
 
     trains_doc = doc.get("trains")
@@ -291,3 +292,5 @@ def check_invariants(state: GameState) -> None:
     copy = import_position(export_position(state))
     if (copy.ends, copy.pending) != (state.ends, state.pending):
         raise _fail("cached train ends disagree with the trains")
+    if copy.index != state.index or any(h != sorted(h) for h in state.hands):
+        raise _fail("the hand index disagrees with the hands")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.rules.options import Rules
-from service.rules.tiles import Tile
+from service.rules.tiles import MAX_PIP, Tile
 
 MEXICAN = "mexican"
 
@@ -29,6 +29,7 @@ class GameState:
         "ends",
         "engine",
         "hands",
+        "index",
         "marked",
         "must_follow",
         "open_doubles",
@@ -57,7 +58,10 @@ class GameState:
         self.engine: int | None = None
         self.starter: int | None = None
         self.turn: int | None = None
-        self.hands: list[list[Tile]] = [[] for _ in range(n)]
+        self.hands: list[list[Tile]] = [[] for _ in range(n)]  # sorted, normalised
+        # index[seat][pip]: the sorted tiles of that hand bearing pip (a double once), so move
+        # generation looks up a train's open end instead of scanning the hand.
+        self.index: list[list[list[Tile]]] = [[[] for _ in range(MAX_PIP + 1)] for _ in range(n)]
         self.boneyard: list[Tile] = []  # draw order: boneyard[0] is drawn first
         self.trains: list[list[Tile]] = [[] for _ in range(n + 1)]
         self.ends: list[int] = [0] * (n + 1)
@@ -107,6 +111,7 @@ class GameState:
         new.starter = self.starter
         new.turn = self.turn
         new.hands = [list(h) for h in self.hands]
+        new.index = [[list(p) for p in by_pip] for by_pip in self.index]
         new.boneyard = list(self.boneyard)
         new.trains = [list(t) for t in self.trains]
         new.ends = list(self.ends)
@@ -122,6 +127,17 @@ class GameState:
         new.winners = None if self.winners is None else list(self.winners)
         new._legal = None
         return new
+
+    def reindex(self) -> None:
+        """Rebuild the per-pip hand index from the (sorted) hands."""
+        self.index = []
+        for hand in self.hands:
+            by_pip: list[list[Tile]] = [[] for _ in range(MAX_PIP + 1)]
+            for tile in hand:
+                by_pip[tile.a].append(tile)
+                if tile.b != tile.a:
+                    by_pip[tile.b].append(tile)
+            self.index.append(by_pip)
 
     def recompute_trains(self) -> None:
         """Rebuild ``ends``/``pending`` from the tiles (after import or decode).
