@@ -95,3 +95,18 @@ def test_tokens_and_roles(client: FlaskClient) -> None:
     )
     assert r.status_code == 422
     assert game.version() == v
+
+
+def test_deal_events_hide_drawn_tiles(client: FlaskClient) -> None:
+    """When nobody holds the engine, seats draw at the deal: the host sees no drawn tile."""
+    seen = 0
+    for seed in range(40):
+        game = new_game(client, seed=seed)
+        r = game.deal()
+        drawn = [e for e in r.json["events"] if e["type"] == "tile_drawn"]
+        for event in drawn:
+            assert "tile" not in event, event
+        seen += len(drawn)
+        if seen >= 3:
+            return
+    raise AssertionError("no deal with draws in 40 seeds")
