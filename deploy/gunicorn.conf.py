@@ -1,7 +1,31 @@
 """gunicorn settings for the API (``gunicorn -c deploy/gunicorn.conf.py service.api.wsgi:app``).
 
-Environment: PORT (default 8000), BIND (overrides PORT), WEB_CONCURRENCY (workers, default 4),
-GUNICORN_THREADS (default 1: sync workers; each request is short and CPU-bound).
+Environment: PORT (default 8000), BIND (overrides PORT), WEB_CONCURRENCY (workers, default one
+per CPU this process may use), GUNICORN_THREADS (threads per worker, default 4; 1 = sync
+workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path or "-": gunicorn's
+own JSON access log, off by default since the app already logs one JSON line per request).
+
+Worker class and count, from measurement (``python -m tests.deploy.bench_workers``: the real app
+on a private Redis, wrk with 32 keep-alive connections over 200 dealt games, a mix of seat view,
+legal-moves and refused POST /moves; 2-CPU machine shared with other jobs, so requests/s swing
+by 2x between runs while gunicorn's CPU per request is stable):
+
+    configuration               req/s  CPU ms/req
+    sync -w 2                     489        1.07
+    sync -w 4                     989        1.08
+    sync -w 8                    1088        1.28
+    gthread -w 2 --threads 4     2412        0.73
+    gthread -w 4 --threads 2     1015        0.97
+
+- A request is ~1 ms of CPU (decode state, run the engine, encode JSON) plus one or two Redis
+  round trips. Python runs one thread at a time per process, so CPU work scales with processes,
+  and more processes than CPUs only add context switches (sync -w 8 costs 20% more CPU per
+  request than -w 4).
+- sync workers cannot keep a connection open: every request pays a TCP accept and close, and
+  nginx's upstream keep-alive is wasted. gthread keeps connections and overlaps one thread's
+  Redis wait with another's CPU work: ~30% less CPU per request and the best throughput.
+- Hence: one gthread worker per CPU, 4 threads each. Scale out with more instances (pods),
+  not more workers per instance.
 """
 
 import os
@@ -9,8 +33,9 @@ import shutil
 import tempfile
 
 bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# CPUs this process may run on (respects taskset/cpusets; set WEB_CONCURRENCY under a CPU quota).
+workers = int(os.environ.get("WEB_CONCURRENCY") or len(os.sched_getaffinity(0)))
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 worker_class = "sync" if threads == 1 else "gthread"
 wsgi_app = "service.api.wsgi:app"
 # Finish requests in flight on SIGTERM before exiting (rolling deploys, make run's Ctrl-C).
@@ -21,6 +46,12 @@ keepalive = 5
 max_requests = 20000
 max_requests_jitter = 2000
 accesslog = os.environ.get("ACCESS_LOG") or None
+# When turned on, one JSON object per line (the app's own request line has more: route template,
+# game id, duration; this one has the bytes sent and what reached gunicorn).
+access_log_format = (
+    '{"ts": "%(t)s", "remote": "%(h)s", "method": "%(m)s", "path": "%(U)s", "status": %(s)s, '
+    '"bytes": "%(b)s", "duration_us": %(D)s, "request_id": "%({x-request-id}o)s"}'
+)
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 
