@@ -30,8 +30,9 @@ def spec_json(api: ProblemApi) -> bytes:
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the WSGI app. ``config`` overrides the environment (REDIS_URL, REDIS_CLUSTER,
-    GAME_TTL_SECONDS, IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES); ``STORE`` may pass a ready
-    GameStore. No game state lives in the process: any worker serves any request."""
+    GAME_TTL_SECONDS, IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, RATE_LIMIT_PER_MINUTE);
+    ``STORE`` may pass a ready GameStore. No game state lives in the process: any worker
+    serves any request."""
     settings = load_settings(config)
     app = Flask(__name__)
     app.config.update(
@@ -54,6 +55,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             client,
             game_ttl=settings["GAME_TTL_SECONDS"],
             idem_ttl=settings["IDEMPOTENCY_TTL_SECONDS"],
+            rate_window=60 if settings["RATE_LIMIT_PER_MINUTE"] else 0,
         )
     app.extensions[STORE_EXTENSION] = gs
 

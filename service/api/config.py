@@ -12,7 +12,10 @@ DEFAULTS: dict[str, Any] = {
     "GAME_TTL_SECONDS": 7 * 24 * 3600,
     "IDEMPOTENCY_TTL_SECONDS": 24 * 3600,
     "MAX_BODY_BYTES": 64 * 1024,
+    # Requests per token per game per minute; beyond it 429. 0 turns the limit off.
+    "RATE_LIMIT_PER_MINUTE": 0,
 }
+MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE"}
 
 
 def _coerce(name: str, raw: Any) -> Any:
@@ -23,7 +26,7 @@ def _coerce(name: str, raw: Any) -> Any:
         return bool(raw)
     if isinstance(default, int):
         value = int(raw)
-        if value <= 0:
+        if value < 0 or (value == 0 and name not in MAY_BE_ZERO):
             raise ValueError(f"{name} must be positive, not {raw!r}")
         return value
     return str(raw)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from flask import Response
+from flask import Response, current_app
 
 from service import rules
 from service.store import (
@@ -76,6 +76,14 @@ def load_game(game_id: str, need: Need = None, *, mutating: bool = False) -> Loa
         record = store().load(game_id, token=token, idempotency_key=key)
     except GameNotFound:
         raise not_found(game_id) from None
+    limit = current_app.config["RATE_LIMIT_PER_MINUTE"]
+    if limit and record.rate_count > limit:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"More than {limit} requests a minute with this token on this game.",
+            headers={"Retry-After": str(record.rate_reset)},
+        )
     role = record.identify(token) if token is not None else None
     if token is not None and role is None:
         raise ApiError(

@@ -74,6 +74,10 @@ class GameRecord:
     host_digest: bytes
     seat_digests: tuple[bytes, ...]
     kept: KeptResponse | None = None
+    # Requests made with this token on this game in the current rate window, and the window's
+    # remaining seconds (both 0 when rate limiting is off or no token was sent).
+    rate_count: int = 0
+    rate_reset: int = 0
 
     def identify(self, token: str) -> int | str | None:
         """``"host"``, a seat number, or None for a token of no role in this game.
@@ -99,10 +103,12 @@ class GameStore:
         *,
         game_ttl: int = 7 * 24 * 3600,
         idem_ttl: int = 24 * 3600,
+        rate_window: int = 0,
     ) -> None:
         self.client = client
         self.game_ttl = int(game_ttl)
         self.idem_ttl = int(min(idem_ttl, game_ttl))
+        self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self._create = client.register_script(scripts.CREATE_GAME)
         self._cas = client.register_script(scripts.COMPARE_AND_SET)
 
@@ -127,11 +133,26 @@ class GameStore:
             raise GameNotFound(game_id)
         gkey = keys.game_key(game_id)
         kept_raw: Any = None
-        if idempotency_key is not None and token is not None:
+        rate: list[Any] = [0, 0]
+        count_rate = self.rate_window > 0 and token is not None
+        if count_rate or (idempotency_key is not None and token is not None):
+            # Still one round trip: the game, the kept response and the rate counter together.
             pipe = self.client.pipeline(transaction=False)
             pipe.hgetall(gkey)
-            pipe.get(keys.idem_key(game_id, token, idempotency_key))
-            fields, kept_raw = pipe.execute()
+            if idempotency_key is not None and token is not None:
+                pipe.get(keys.idem_key(game_id, token, idempotency_key))
+            if count_rate and token is not None:
+                rkey = keys.rate_key(game_id, token)
+                # SET NX EX first, so the counter never exists without its expiry.
+                pipe.set(rkey, 0, ex=self.rate_window, nx=True)
+                pipe.incr(rkey)
+                pipe.ttl(rkey)
+            replies = pipe.execute()
+            fields = replies[0]
+            if idempotency_key is not None and token is not None:
+                kept_raw = replies[1]
+            if count_rate:
+                rate = [replies[-2], replies[-1]]
         else:
             fields = self.client.hgetall(gkey)
         if not fields or b"v" not in fields:
@@ -146,6 +167,8 @@ class GameStore:
                 seats[i : i + DIGEST_SIZE] for i in range(0, len(seats), DIGEST_SIZE)
             ),
             kept=KeptResponse.decode(kept_raw) if kept_raw else None,
+            rate_count=int(rate[0]),
+            rate_reset=max(int(rate[1]), 1) if rate[0] else 0,
         )
 
     def save(
@@ -184,5 +207,5 @@ class GameStore:
         found = (
             [keys.game_key(game_id).encode()] if self.client.exists(keys.game_key(game_id)) else []
         )
-        found += list(self.client.scan_iter(match=pattern + keys.IDEM_SUFFIX + "*"))
+        found += list(self.client.scan_iter(match=pattern + ":*"))
         return found

@@ -12,6 +12,7 @@ import re
 
 PREFIX = "mt:"
 IDEM_SUFFIX = ":idem:"
+RATE_SUFFIX = ":rate:"
 
 # Game ids are what ``new_game_id`` makes; anything else is refused before touching Redis.
 GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
@@ -30,6 +31,12 @@ def idem_key(game_id: str, token: str, idempotency_key: str) -> str:
     """
     digest = hashlib.sha256(f"{token}\n{idempotency_key}".encode()).hexdigest()
     return f"{PREFIX}{{{game_id}}}{IDEM_SUFFIX}{digest}"
+
+
+def rate_key(game_id: str, token: str) -> str:
+    """The request counter of one token on one game (same hash tag: same slot as the game)."""
+    digest = hashlib.sha256(token.encode()).hexdigest()[:32]
+    return f"{PREFIX}{{{game_id}}}{RATE_SUFFIX}{digest}"
 
 
 def valid_game_id(game_id: str) -> bool:

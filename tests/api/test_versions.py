@@ -137,3 +137,26 @@ def test_position_export_import(client: FlaskClient) -> None:
     r = client.post("/api/v1/games", json={"position": broken})
     assert r.status_code == 422 and r.json["code"] == "invalid_position"
     assert r.json["detail"]
+
+
+def test_rate_limit_per_token(redis_server: RedisServer, redis_client: redis.Redis) -> None:
+    app: Flask = create_app({"REDIS_URL": redis_server.url, "RATE_LIMIT_PER_MINUTE": 5})
+    client = app.test_client()
+    game = dealt_game(client, seed=24)
+    seat = game.view()["turn"]
+    token = bearer(game.seats[seat])
+    move = first_move(game, seat)  # the token's first request
+    for _ in range(4):
+        assert client.get(game.url, headers=token).status_code == 200
+    v = game.version()
+    r = client.post(game.url + "/moves", json=move, headers=token)
+    assert r.status_code == 429
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.json["code"] == "rate_limited"
+    assert 0 < int(r.headers["Retry-After"]) <= 60
+    assert game.version() == v
+    # Other tokens and anonymous reads have their own allowance.
+    assert client.get(game.url, headers=bearer(game.host)).status_code == 200
+    assert client.get(game.url).status_code == 200
+    rate_keys = [k for k in redis_client.keys(f"mt:{{{game.id}}}:rate:*")]
+    assert rate_keys and all(0 < redis_client.ttl(k) <= 60 for k in rate_keys)

@@ -82,7 +82,7 @@ class Game(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
     @blp.response(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
     @blp.alt_response(304, description="Not modified (If-None-Match)")
-    @problems(blp, 400, 401, 404)
+    @problems(blp, 400, 401, 404, 429)
     def get(self, game_id: str) -> Response:
         """The game view; with a seat token it includes that seat's hand."""
         g = load_game(game_id)
@@ -94,7 +94,7 @@ class Deal(MethodView):
     @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @blp.response(200, ActionResultSchema, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404, 409, 412, 413, 415, 422)
+    @problems(blp, 400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Host only: deal the next round (409 while a round runs or after the last)."""
         g = load_game(game_id, "host", mutating=True)
@@ -105,7 +105,7 @@ class Deal(MethodView):
 class LegalMoves(MethodView):
     @blp.doc(security=SEAT_OR_HOST)
     @blp.response(200, LegalMovesSchema, example=examples.LEGAL_MOVES, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404)
+    @problems(blp, 400, 401, 403, 404, 429)
     def get(self, game_id: str) -> Response:
         """Seat only: every move the seat may make now (empty when it is not its turn)."""
         g = load_game(game_id, "seat")
@@ -124,7 +124,7 @@ class LegalMoves(MethodView):
 class Score(MethodView):
     @blp.doc(security=OPTIONAL_TOKEN)
     @blp.response(200, ScoreSchema, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 404)
+    @problems(blp, 400, 401, 404, 429)
     def get(self, game_id: str) -> Response:
         """Per-round scores, totals, zero-round counts, and winners once the game is over."""
         g = load_game(game_id)
@@ -136,7 +136,7 @@ class Score(MethodView):
 class Position(MethodView):
     @blp.doc(security=SEAT_OR_HOST)
     @blp.response(200, PositionSchema, example=examples.POSITION, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404, 409)
+    @problems(blp, 400, 401, 403, 404, 409, 429)
     def get(self, game_id: str) -> Response:
         """Host only: the full position (`mexican-train-position/1`), hidden tiles included."""
         g = load_game(game_id, "host")

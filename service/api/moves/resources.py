@@ -24,7 +24,7 @@ blp = Blueprint(
 )
 
 # Schemas are passed as instances: given a class, webargs would build a new one per request.
-ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422)
+ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
 
 
 def act(game_id: str, move: dict[str, Any]) -> Response:
