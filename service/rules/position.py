@@ -161,6 +161,11 @@ def import_position(doc: Any) -> GameState:
     if status == "waiting_deal":
         if doc.get("round", 0) != 0 or finished:
             raise _fail("a game waiting for its first deal has round 0 and no scores")
+        trains = doc.get("trains") or {}
+        placed = [doc.get("boneyard"), *(doc.get("hands") or [])]
+        placed += list(trains.values()) if isinstance(trains, dict) else [trains]
+        if any(placed) or doc.get("turn") is not None or doc.get("engine") is not None:
+            raise _fail("a game waiting for its first deal has no tiles dealt, engine or turn")
         return state
 
     rnd = doc.get("round")

@@ -208,3 +208,24 @@ def test_s9_game_view_shape_before_and_after_the_deal() -> None:
     assert set(view) >= {"status", "round", "rounds", "engine", "turn", "starter", "players",
                          "trains", "open_doubles", "boneyard_size", "rules", "turn_state",
                          "winners", "hand"}  # fmt: skip
+
+
+def test_s9_waiting_deal_positions_hold_no_tiles() -> None:
+    doc = export_position(new_game(["a", "b"], seed=4))
+    assert import_position(doc).status == "waiting_deal"
+    doc["hands"][0] = [[1, 2]]
+    with pytest.raises(InvalidPosition, match="first deal"):
+        import_position(doc)
+
+
+def test_s9_copy_is_independent() -> None:
+    state = new_game(["a", "b", "c"], seed=21)
+    deal(state)
+    before = dumps(state)
+    twin = state.copy()
+    assert dumps(twin) == before
+    seat = twin.turn
+    assert seat is not None
+    apply(twin, seat, legal_moves(twin, seat)[0])
+    assert dumps(state) == before and dumps(twin) != before
+    assert legal_moves(state, seat) and legal_moves(new_game(["a", "b"], seed=1), 0) == []
