@@ -499,6 +499,11 @@ def _explain(state: GameState, seat: int, move: Move, legal: list[Move]) -> str:
         if state.opened[seat] is False and state.tiles_played and state.rules.opening == "single":
             return "a single opening turn is exactly one tile"
         return f"{move} is not legal now"
+    if move.action != "end_turn" and not state.opened[seat] and state.tiles_played:
+        return (
+            "after the first tile of your opening turn you may only add tiles to your own "
+            "train or end_turn"
+        )
     if must_play:
         return f"you have a legal play, so you must play, not {move.action}"
     if move.action == "draw":

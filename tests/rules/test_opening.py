@@ -191,3 +191,12 @@ def test_s5_end_turn_needs_at_least_one_tile() -> None:
     state = load(hands=[[[9, 4]], [[9, 3]], [[9, 2]]], opened=CLOSED)
     with pytest.raises(IllegalMove, match="play"):
         apply(state, 0, Move("end_turn"))
+
+
+def test_s5_after_the_first_chain_tile_no_draw_or_mark() -> None:
+    state = load(hands=[[[9, 4], [1, 1]], [[9, 3]], [[9, 2]]], opened=CLOSED)
+    apply(state, 0, play([9, 4], "0"))
+    assert legal_moves(state, 0) == [Move("end_turn")]
+    for action in ("draw", "mark"):
+        with pytest.raises(IllegalMove, match="own train or end_turn"):
+            apply(state, 0, Move(action))

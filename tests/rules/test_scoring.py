@@ -125,3 +125,17 @@ def test_s8_round_not_running_between_rounds() -> None:
     assert err.value.code == "round_not_running"
     events = deal(state)
     assert events[0]["round"] == 2 and events[0]["engine"] == 8
+
+
+def test_s8_tie_break_through_a_finished_game() -> None:
+    state = load(
+        options={"rounds": 2},
+        round=2,
+        hands=[[[4, 5]], [[1, 4]], [[2, 2], [6, 6]]],
+        trains={"0": [[8, 4]], "1": [[8, 3]], "2": [[8, 2]]},
+        scores=[[5], [0], [3]],
+    )
+    events = apply(state, 0, play([4, 5], "0"))
+    # totals 5, 5, 19; zero rounds 1 each for seats 0 and 1; lowest non-zero round 5 each
+    assert events[-1] == {"type": "game_over", "winners": [0, 1], "totals": [5, 5, 19]}
+    assert score_view(state)["winners"] == [0, 1]
