@@ -158,5 +158,5 @@ def test_rate_limit_per_token(redis_server: RedisServer, redis_client: redis.Red
     # Other tokens and anonymous reads have their own allowance.
     assert client.get(game.url, headers=bearer(game.host)).status_code == 200
     assert client.get(game.url).status_code == 200
-    rate_keys = [k for k in redis_client.keys(f"mt:{{{game.id}}}:rate:*")]
+    rate_keys = list(redis_client.scan_iter(match=f"mt:{{{game.id}}}:rate:*"))
     assert rate_keys and all(0 < redis_client.ttl(k) <= 60 for k in rate_keys)
