@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
@@ -56,8 +57,14 @@ def ensure_nginx() -> str:
     return found
 
 
-def render_config(upstream_ports: list[int], listen_port: int, workdir: Path) -> Path:
-    """Write the loopback copy of deploy/nginx.conf into ``workdir`` and return its path."""
+def render_config(
+    upstream_ports: list[int], listen_port: int, workdir: Path, temp: Path | None = None
+) -> Path:
+    """Write the loopback copy of deploy/nginx.conf into ``workdir`` and return its path.
+
+    ``temp`` holds nginx's buffer files; when the master runs as root its workers run as
+    ``nobody`` and must be able to reach it (pytest's own tmp folders are private to root).
+    """
     text = NGINX_CONF.read_text()
     assert len(upstream_ports) == len(UPSTREAM_HOSTS), "deploy/nginx.conf lists two instances"
     for host, port in zip(UPSTREAM_HOSTS, upstream_ports, strict=True):
@@ -65,7 +72,7 @@ def render_config(upstream_ports: list[int], listen_port: int, workdir: Path) ->
         text = text.replace(f"server {host} ", f"server 127.0.0.1:{port} ")
     assert text.count(LISTEN_LINE) == 1
     text = text.replace(LISTEN_LINE, f"listen 127.0.0.1:{listen_port};")
-    temp = workdir / "temp"
+    temp = temp or workdir / "temp"
     lines = []
     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         folder = temp / name
@@ -100,7 +107,9 @@ class Nginx:
         self.port = port
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
-        self.conf = render_config(upstream_ports, port, workdir)
+        self.temp = Path(tempfile.mkdtemp(prefix="mt-nginx-"))
+        self.temp.chmod(0o755)
+        self.conf = render_config(upstream_ports, port, workdir, self.temp)
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -149,6 +158,7 @@ class Nginx:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        shutil.rmtree(self.temp, ignore_errors=True)
 
     def __enter__(self) -> Nginx:
         return self.start()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -187,6 +188,40 @@ def run_phase(
     return played, lines
 
 
+def app_lines(stack: Stack, request_id: str) -> list[dict[str, Any]]:
+    return [e for i in stack.instances for e in i.request_log() if e["request_id"] == request_id]
+
+
+def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
+    # The caller's request id reaches the app and comes back, once.
+    rid = f"e2e-{uuid.uuid4().hex}"
+    spoofed = {"X-Request-ID": rid, "X-Forwarded-For": "198.51.100.7"}
+    r = requests.get(stack.url + "/healthz", headers=spoofed, timeout=10)
+    assert r.status_code == 200
+    assert r.headers["X-Request-ID"] == rid
+    (line,) = app_lines(stack, rid)
+    # The app trusts exactly one proxy: the client nginx saw, not what the client claimed.
+    assert line["remote_addr"] == "127.0.0.1"
+    # Without one, nginx makes the id; the app logs that same id.
+    made = requests.get(stack.url + "/healthz", timeout=10).headers["X-Request-ID"]
+    assert len(made) == 32
+    assert len(app_lines(stack, made)) == 1
+    assert any(line["request_id"] == made for line in nginx_lines(stack))
+    # Bodies: above the app's limit the app answers 413, far above it nginx does; same problem.
+    for size in (100_000, 1_000_000):
+        big = b'{"players": ["' + b"a" * size + b'"]}'
+        r = requests.post(
+            stack.url + "/api/v1/games",
+            data=big,
+            headers={"Content-Type": "application/json"},
+            timeout=10,
+        )
+        assert r.status_code == 413, size
+        assert r.headers["Content-Type"] == "application/problem+json"
+        assert r.json()["code"] == "body_too_large"
+        assert r.headers["X-Request-ID"]
+
+
 def test_bot_games_through_nginx_on_two_instances(stack: Stack) -> None:
     specs = make_specs(60, base_seed=10_000)
     _, lines = run_phase(stack, specs)
@@ -234,3 +269,14 @@ def test_kill_one_instance_mid_run_loses_no_game(stack: Stack) -> None:
     # After the kill everything was answered by the survivor.
     tail = lines[len(lines) // 2 :]
     assert {served_by(line) for line in tail} == {alive}
+
+
+def test_no_instance_left_is_a_problem_not_a_hang(stack: Stack) -> None:
+    for instance in stack.instances:
+        instance.stop()
+    r = requests.get(stack.url + "/api/v1/games/abcdefgh1234", timeout=30)
+    assert r.status_code == 503
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.headers["Retry-After"] == "1"
+    assert r.json()["code"] == "unavailable"
+    assert len(r.headers["X-Request-ID"]) == 32
