@@ -26,10 +26,12 @@ from service.rules import (
     deal,
     dumps,
     export_position,
+    game_view,
     import_position,
     legal_moves,
     loads,
     new_game,
+    visible_events,
 )
 from service.rules.options import MAX_PLAYERS, SETS
 from service.rules.tiles import full_set
@@ -115,3 +117,65 @@ def test_s9_random_games_keep_every_invariant(game: tuple[str, int, dict[str, An
             assert moves < 20_000, "the game must end"
             check_invariants(state)
     assert state.winners
+
+
+class _PublicModel:
+    """What a client can rebuild from the public events alone."""
+
+    def __init__(self) -> None:
+        self.trains: dict[str, list[list[int]]] = {}
+        self.marked: set[int] = set()
+        self.open: list[str] = []
+        self.turn: int | None = None
+
+    def feed(self, events: list[dict[str, Any]], n: int) -> None:
+        for e in events:
+            kind = e["type"]
+            if kind == "round_started":
+                self.trains = {**{str(s): [] for s in range(n)}, MEXICAN: []}
+                self.marked, self.open, self.turn = set(), [], e["starter"]
+            elif kind == "tile_played":
+                self.trains[e["train"]].append(e["tile"])
+            elif kind == "marker_placed":
+                self.marked.add(e["seat"])
+            elif kind == "marker_removed":
+                self.marked.discard(e["seat"])
+            elif kind == "double_opened":
+                self.open.append(e["train"])
+            elif kind == "double_satisfied":
+                self.open.remove(e["train"])
+            elif kind == "turn_passed":
+                self.turn = e["seat"]
+            elif kind == "round_over":
+                self.turn = None
+            elif kind == "tile_drawn":
+                assert "tile" not in e  # hidden from the public
+
+    def check(self, view: dict[str, Any]) -> None:
+        assert {t["id"]: t["tiles"] for t in view["trains"]} == self.trains
+        assert {p["seat"] for p in view["players"] if p["marked"]} == self.marked
+        assert view["open_doubles"] == self.open
+        assert view["turn"] == self.turn
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_s9_public_events_rebuild_the_public_view(
+    game: tuple[str, int, dict[str, Any], int],
+) -> None:
+    preset, n, options, seed = game
+    try:
+        state = new_game([f"p{i}" for i in range(n)], preset, options, seed=seed)
+    except InvalidRules:
+        return
+    rng = random.Random(seed)
+    model = _PublicModel()
+    while state.status != "game_over":
+        model.feed(visible_events(deal(state), None), n)
+        model.check(game_view(state, None))
+        while state.status == "in_round":
+            seat = state.turn
+            assert seat is not None
+            events = apply(state, seat, rng.choice(legal_moves(state, seat)))
+            model.feed(visible_events(events, None), n)
+            model.check(game_view(state, None))
