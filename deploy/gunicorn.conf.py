@@ -53,6 +53,9 @@ access_log_format = (
     '"bytes": "%(b)s", "duration_us": %(D)s, "request_id": "%({x-request-id}o)s"}'
 )
 errorlog = "-"
+# gunicorn >= 25 opens a control socket under $HOME by default: every instance on a host would
+# share one path, and a read-only container cannot create it. Nothing here uses gunicornc.
+control_socket_disable = True
 loglevel = os.environ.get("LOG_LEVEL", "info")
 
 # Prometheus multiprocess mode (service/api/observability.py): each worker writes its metrics to
