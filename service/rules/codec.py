@@ -90,7 +90,7 @@ def loads(data: bytes) -> GameState:
             marks,
             winners,
         ) = body
-        rules = Rules(rule_values[0], *rule_values[1:])
+        rules = Rules(rule_values[0], **dict(zip(OPTION_NAMES, rule_values[1:], strict=True)))
         state = GameState(players, rules, seed)
         state.status = STATUSES[status]
         state.round = rnd
