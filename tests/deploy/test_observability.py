@@ -3,6 +3,7 @@ echoed, one JSON log line per request, proxy headers trusted only when configure
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -88,6 +89,46 @@ def test_game_id_logged_for_create_and_game_routes(instance: Instance) -> None:
         ("POST", "/api/v1/games", 201),
         ("GET", "/api/v1/games/<game_id>", 200),
     ]
+
+
+def test_moves_and_cas_conflicts_counted(instance: Instance) -> None:
+    """12 identical plays race without If-Match: one applies; each loser that lost the
+    compare-and-set (409 version_conflict, as opposed to the engine refusing on the new state)
+    is one CAS conflict."""
+
+    def metrics() -> tuple[float, float]:
+        text = requests.get(instance.url + "/metrics", timeout=10).text
+        return (
+            metric_total(text, "game_moves_applied_total"),
+            metric_total(text, "game_cas_conflicts_total"),
+        )
+
+    created = requests.post(
+        instance.url + "/api/v1/games", json={"players": ["ann", "bo"], "seed": 5}, timeout=10
+    ).json()
+    gid = created["game_id"]
+    base = f"{instance.url}/api/v1/games/{gid}"
+    moves_before, conflicts_before = metrics()
+    dealt = requests.post(
+        base + "/deal", headers={"Authorization": f"Bearer {created['host_token']}"}, timeout=10
+    ).json()
+    auth = {"Authorization": f"Bearer {created['seats'][dealt['turn']]['token']}"}
+    move = requests.get(base + "/legal-moves", headers=auth, timeout=10).json()["moves"][0]
+    barrier = threading.Barrier(12)
+
+    def fire(_: int) -> tuple[int, str | None]:
+        with requests.Session() as s:
+            barrier.wait()
+            r = s.post(base + "/moves", json=move, headers=auth, timeout=20)
+        return r.status_code, (r.json().get("code") if r.status_code != 200 else None)
+
+    with ThreadPoolExecutor(12) as pool:
+        results = list(pool.map(fire, range(12)))
+    assert [s for s, _ in results].count(200) == 1, results
+    lost_cas = sum(1 for _, code in results if code == "version_conflict")
+    moves_after, conflicts_after = metrics()
+    assert moves_after - moves_before == 2  # the deal and the one play
+    assert conflicts_after - conflicts_before == lost_cas
 
 
 def test_forwarded_headers_trusted_through_proxyfix(instance: Instance) -> None:

@@ -237,6 +237,7 @@ def test_bot_games_through_nginx_on_two_instances(stack: Stack) -> None:
         assert not [e for e in instance.request_log() if e["status"] >= 500]
         text = requests.get(instance.url + "/metrics", timeout=10).text
         assert metric_total(text, "http_requests_total") > 0.3 * len(lines)
+        assert metric_total(text, "game_moves_applied_total") > 0
 
 
 def test_kill_one_instance_mid_run_loses_no_game(stack: Stack) -> None:
