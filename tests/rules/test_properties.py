@@ -99,8 +99,9 @@ def test_s9_random_games_keep_every_invariant(game: tuple[str, int, dict[str, An
             for bad in _not_listed(state, legal, rng):
                 try:
                     apply(state, seat, bad)
-                except (IllegalMove, InvalidMove):
-                    pass
+                except (IllegalMove, InvalidMove) as err:
+                    assert err.code in ("illegal_move", "invalid_move", "tile_not_in_set")
+                    assert str(err) and "not legal now" not in str(err), err  # says why
                 else:
                     raise AssertionError(f"{bad} was applied but not listed in {legal}")
                 assert dumps(state) == before
