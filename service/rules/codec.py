@@ -15,7 +15,7 @@ import orjson
 from service.rules.errors import CorruptState
 from service.rules.options import OPTION_NAMES, Rules
 from service.rules.state import STATUSES, GameState
-from service.rules.tiles import Tile
+from service.rules.tiles import MAX_PIP, Tile
 
 VERSION = 1
 _HEADER = bytes([VERSION])
@@ -25,12 +25,21 @@ def _enc(tiles: list[Tile]) -> list[int]:
     return [t.a * 32 + t.b for t in tiles]
 
 
+# Decoding tables: code -> oriented tile, and code -> normalised (interned) tile.
+_ORIENTED = [Tile(c >> 5, c & 31) for c in range(32 * (MAX_PIP + 1))]
+_NORMAL = [
+    Tile.of(c >> 5, c & 31) if (c & 31) <= MAX_PIP else _ORIENTED[c] for c in range(len(_ORIENTED))
+]
+
+
 def _dec(codes: list[int]) -> list[Tile]:
-    return [Tile(c >> 5, c & 31) for c in codes]
+    table = _ORIENTED
+    return [table[c] for c in codes]
 
 
 def _hand(codes: list[int]) -> list[Tile]:
-    return [Tile.of(c >> 5, c & 31) for c in codes]
+    table = _NORMAL
+    return [table[c] for c in codes]
 
 
 def dumps(state: GameState) -> bytes:

@@ -25,8 +25,8 @@ FORMAT = "mexican-train-position/1"
 def export_position(state: GameState) -> dict[str, Any]:
     """The full position of ``state`` (hidden tiles included: for the host only)."""
     n = state.n_players
-    trains: dict[str, Any] = {str(s): [[x.a, x.b] for x in state.trains[s]] for s in range(n)}
-    trains[MEXICAN] = [[x.a, x.b] for x in state.trains[n]] or None
+    trains: dict[str, Any] = {str(s): list(map(list, state.trains[s])) for s in range(n)}
+    trains[MEXICAN] = list(map(list, state.trains[n])) or None
     return {
         "format": FORMAT,
         "players": list(state.players),
@@ -35,8 +35,8 @@ def export_position(state: GameState) -> dict[str, Any]:
         "engine": state.engine,
         "turn": state.turn,
         "opened": list(state.opened),
-        "hands": [[[x.a, x.b] for x in hand] for hand in state.hands],
-        "boneyard": [[x.a, x.b] for x in state.boneyard],
+        "hands": [list(map(list, hand)) for hand in state.hands],
+        "boneyard": list(map(list, state.boneyard)),
         "trains": trains,
         "marked": list(state.marked),
         "open_doubles": [state.train_id(t) for t in state.open_doubles],

@@ -21,7 +21,7 @@ def game_view(state: GameState, seat: int | None) -> dict[str, Any]:
                 {
                     "id": MEXICAN if t == n else str(t),
                     "owner": None if t == n else t,
-                    "tiles": [[x.a, x.b] for x in tiles],
+                    "tiles": list(map(list, tiles)),
                     "open_end": state.ends[t],
                     "marked": False if t == n else state.marked[t],
                     "started": bool(tiles),
@@ -57,7 +57,7 @@ def game_view(state: GameState, seat: int | None) -> dict[str, Any]:
         "winners": None if state.winners is None else list(state.winners),
     }
     if seat is not None and type(seat) is int and 0 <= seat < n:
-        view["hand"] = [[x.a, x.b] for x in state.hands[seat]]
+        view["hand"] = list(map(list, state.hands[seat]))
     return view
 
 
