@@ -147,6 +147,14 @@ def test_s9_mid_turn_exports_round_trip() -> None:
     again = import_position(export_position(state))
     assert legal_moves(again, 0) == legal_moves(state, 0) == [Move("mark")]
     assert dumps(again) == dumps(state)
+    chain = import_position(
+        position(hands=[[[9, 4], [4, 4], [4, 2]], [[9, 3]], [[9, 2]]], opened=[False, False, False])
+    )
+    apply(chain, 0, play([9, 4], "0"))
+    apply(chain, 0, play([4, 4], "0"))  # during an opening chain, after a double
+    again = import_position(export_position(chain))
+    assert legal_moves(again, 0) == legal_moves(chain, 0)
+    assert Move("end_turn") in legal_moves(again, 0) and dumps(again) == dumps(chain)
     fresh = new_game(["a", "b"], seed=4)
     assert dumps(import_position(export_position(fresh))) == dumps(fresh)  # waiting_deal
 
