@@ -404,3 +404,22 @@ def test_s4_set_aside_highest_draw_starts_and_tiles_go_back() -> None:
         drawn = {Tile.of(*e["tile"]) for e in draws}
         assert drawn <= set(state.boneyard)  # returned to the boneyard
     assert seen_tie
+
+
+def test_s4_set_aside_when_the_boneyard_runs_dry() -> None:
+    # double-6, 5 players x 5 tiles: the boneyard holds 2 tiles, so seats 2-4 cannot draw.
+    options = {"set": 6, "hand_size": 5}
+    tied = False
+    for seed in range(300):
+        state = new_game([f"p{i}" for i in range(5)], "tournament", options, seed=seed)
+        events = deal(state)
+        draws = [e for e in events if e["type"] == "starter_draw"]
+        assert [e["seat"] for e in draws] == [0, 1]
+        first, second = (sum(e["tile"]) for e in draws)
+        if first == second:
+            tied = True
+            assert state.starter == 0  # the tie cannot be broken: the lowest tied seat starts
+        else:
+            assert state.starter == (0 if first > second else 1)
+        assert len(state.boneyard) == 2
+    assert tied
