@@ -85,9 +85,20 @@ class Weights:
     marked_own_bonus: float = 6.0  # playing on our own marked train takes the marker off
     open_double_bonus: float = 1.5  # leaving an open double burdens the next players
     no_follow_penalty: float = 12.0  # a double we cannot follow: draw, maybe mark
+    endgame_pip: float = 1.0  # pip weight multiplier once an opponent is about to go out
+    danger_hand: int = 2  # ... i.e. holds at most this many tiles
+    blank_points: bool = True  # count [0, 0] at the rules' double_blank_points, not 0
+    reserve: int = 0  # chain tiles kept back in the opening as guaranteed later plays
 
 
-def evaluate(hand: list[TileT], own_end: int, public_ends: set[int], w: Weights) -> float:
+def evaluate(
+    hand: list[TileT],
+    own_end: int,
+    public_ends: set[int],
+    w: Weights,
+    pip_weight: float,
+    blank: int = 0,
+) -> float:
     """Higher is better. Empty hand (went out) is best of all."""
     if not hand:
         return 1e9
@@ -95,7 +106,8 @@ def evaluate(hand: list[TileT], own_end: int, public_ends: set[int], w: Weights)
     rest = list(hand)
     for t in chain:
         rest.remove(t)
-    cost = w.chain * len(chain) + w.pip * sum(pips(t) for t in hand)
+    points = sum(blank if t == (0, 0) else t[0] + t[1] for t in hand)
+    cost = w.chain * len(chain) + pip_weight * points
     for t in rest:
         cost += w.live_orphan if (t[0] in public_ends or t[1] in public_ends) else w.orphan
     return -cost
@@ -126,7 +138,9 @@ class PlannerBot:
         self, ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
     ) -> Move:
         chain = best_chain(own_end, tuple(sorted(hand)))
-        if chain:
+        keep = self.w.reserve if len(chain) < len(hand) else 0
+        can_stop = any(m.action == "end_turn" for m in ordered)
+        if chain and (len(chain) > keep or not can_stop):
             for m in candidates:
                 if m.train == own and play_tile(m) == chain[0]:
                     return m
@@ -154,7 +168,18 @@ class PlannerBot:
             if usable and t.get("open_end") is not None:
                 ends[tid] = int(str(t["open_end"]))
         rules = view.get("rules") or {}
-        follow_any = (rules.get("options") or {}).get("double_follow", "any") != "satisfy"
+        options = rules.get("options") or {}
+        follow_any = options.get("double_follow", "any") != "satisfy"
+        blank = int(options.get("double_blank_points", 0)) if w.blank_points else 0
+        others = [
+            int(p.get("hand_size", 99)) for p in view.get("players") or [] if str(p["seat"]) != own
+        ]
+        pip_w = w.pip
+        if others and min(others) <= w.danger_hand:
+            pip_w *= w.endgame_pip
+
+        def value(h: list[TileT], oe: int, pub: set[int]) -> float:
+            return evaluate(h, oe, pub, w, pip_w, blank)
 
         def after(tile: TileT, train: str, h: list[TileT], oe: int) -> tuple[list[TileT], int]:
             rest = list(h)
@@ -168,7 +193,7 @@ class PlannerBot:
             bonus = w.marked_own_bonus if (own_marked and train == own) else 0.0
             public = set(ends.values())
             if tile[0] != tile[1] or not rest:
-                return evaluate(rest, oe, public, w) + bonus
+                return value(rest, oe, public) + bonus
             # A double: the same player must follow it. Look one tile further.
             x = tile[0]
             spots: dict[str, int] = {train: x}
@@ -183,12 +208,12 @@ class PlannerBot:
                         continue
                     rest2, oe2 = after(t2, tid, rest, oe)
                     pub2 = {x if k == train else v for k, v in ends.items()}
-                    val = evaluate(rest2, oe2, pub2, w)
+                    val = value(rest2, oe2, pub2)
                     if tid != train:
                         val += w.open_double_bonus
                     best = max(best, val)
             if best <= -1e18:
-                return evaluate(rest, oe, public, w) - w.no_follow_penalty + bonus
+                return value(rest, oe, public) - w.no_follow_penalty + bonus
             return best + bonus
 
         return max(candidates, key=score)
