@@ -146,6 +146,7 @@ def _play_move(tile: Tile, train: str) -> Move:
     move = _PLAY_CACHE.get(key)
     if move is None:
         move = Move("play", tile, train)
-        if len(_PLAY_CACHE) < 100_000 and len(train) <= 8:
+        # only plausible train ids are interned, so hostile input cannot grow the cache
+        if train == "mexican" or (len(train) <= 2 and train.isdigit()):
             _PLAY_CACHE[key] = move
     return move
