@@ -125,9 +125,17 @@ class Rules:
 
     def to_json(self) -> dict[str, Any]:
         """``{"preset": name, "options": {every option}}``; resolving it again gives ``self``."""
-        options = asdict(self)
-        del options["preset"]
-        return {"preset": self.preset, "options": options}
+        options = _OPTIONS_JSON.get(self)
+        if options is None:
+            options = asdict(self)
+            del options["preset"]
+            if len(_OPTIONS_JSON) < 4096:
+                _OPTIONS_JSON[self] = options
+        return {"preset": self.preset, "options": dict(options)}
+
+
+# Rules are immutable, so their option dicts are built once (game_view calls to_json each time).
+_OPTIONS_JSON: dict[Rules, dict[str, Any]] = {}
 
 
 def _is_int(value: Any) -> bool:
