@@ -423,3 +423,19 @@ def test_s4_set_aside_when_the_boneyard_runs_dry() -> None:
             assert state.starter == (0 if first > second else 1)
         assert len(state.boneyard) == 2
     assert tied
+
+
+def test_s4_engine_search_draws_are_private_starter_draws_public() -> None:
+    from service.rules import visible_events
+
+    _, _, events = _first_seed(
+        "standard", 2, lambda s, ev: sum(e["type"] == "tile_drawn" for e in ev) >= 2
+    )
+    public = visible_events(events, None)
+    assert all("tile" not in e for e in public if e["type"] == "tile_drawn")
+    own = visible_events(events, 0)
+    assert all("tile" in e for e in own if e["type"] == "tile_drawn" and e["seat"] == 0)
+    assert any(e["type"] == "engine_placed" and e["tile"] == [9, 9] for e in public)
+    state = new_game(["a", "b", "c"], "tournament", seed=3)
+    public = visible_events(deal(state), None)
+    assert all("tile" in e for e in public if e["type"] == "starter_draw")
