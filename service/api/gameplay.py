@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from flask import Response, current_app
+from flask import Response, current_app, url_for
 
 from service import rules
 from service.store import (
@@ -155,10 +155,14 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
 
 def replay_response(kept: KeptResponse) -> Response:
     """The first response to an Idempotency-Key, byte for byte, marked as a replay."""
-    version = orjson.loads(kept.body).get("version")
+    body = orjson.loads(kept.body)
+    version = body.get("version")
+    headers = {"Idempotent-Replayed": "true"}
+    if kept.status == 201:
+        headers["Location"] = url_for("games.Game", game_id=body["game_id"])
     return json_response(
         kept.body,
         kept.status,
         version=version if isinstance(version, int) else None,
-        headers={"Idempotent-Replayed": "true"},
+        headers=headers,
     )

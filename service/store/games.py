@@ -22,6 +22,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from . import keys, scripts
+from .sealed import seal, unseal
 from .tokens import hash_token, new_game_id, token_matches
 
 DIGEST_SIZE = 32
@@ -124,6 +125,27 @@ class GameStore:
             if self._create(keys=[keys.game_key(game_id)], args=args):
                 return game_id
         raise StoreError("could not draw a free game id")
+
+    def kept_create(self, idempotency_key: str) -> KeptResponse | None:
+        """The first answer to a ``POST /games`` with this Idempotency-Key, if kept."""
+        blob = self.client.get(keys.create_key(idempotency_key))
+        return self._unseal(idempotency_key, blob)
+
+    def keep_create(self, idempotency_key: str, kept: KeptResponse) -> KeptResponse | None:
+        """Keep the answer (sealed, see :mod:`.sealed`) unless a concurrent request with the
+        same key kept one first; then that one is returned and should be answered instead."""
+        name = keys.create_key(idempotency_key)
+        sealed_blob = seal(idempotency_key, kept.encode())
+        if self.client.set(name, sealed_blob, nx=True, ex=self.idem_ttl):
+            return None
+        return self._unseal(idempotency_key, self.client.get(name))
+
+    @staticmethod
+    def _unseal(idempotency_key: str, blob: Any) -> KeptResponse | None:
+        if not isinstance(blob, bytes):
+            return None
+        data = unseal(idempotency_key, blob)
+        return KeptResponse.decode(data) if data is not None else None
 
     def load(
         self, game_id: str, *, token: str | None = None, idempotency_key: str | None = None

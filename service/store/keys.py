@@ -39,5 +39,11 @@ def rate_key(game_id: str, token: str) -> str:
     return f"{PREFIX}{{{game_id}}}{RATE_SUFFIX}{digest}"
 
 
+def create_key(idempotency_key: str) -> str:
+    """Where the sealed answer to a keyed ``POST /games`` is kept (its own slot: one key)."""
+    digest = hashlib.sha256(f"create\n{idempotency_key}".encode()).hexdigest()[:40]
+    return f"{PREFIX}{{create:{digest}}}"
+
+
 def valid_game_id(game_id: str) -> bool:
     return GAME_ID_RE.fullmatch(game_id) is not None

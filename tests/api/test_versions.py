@@ -9,7 +9,7 @@ from flask.testing import FlaskClient
 from service.api.app import create_app
 from service.store import keys as K
 from service.store.redis_server import RedisServer
-from tests.api.conftest import bearer, dealt_game, new_game
+from tests.api.conftest import Game, bearer, dealt_game, new_game
 
 
 def first_move(game, seat):  # type: ignore[no-untyped-def]
@@ -160,3 +160,25 @@ def test_rate_limit_per_token(redis_server: RedisServer, redis_client: redis.Red
     assert client.get(game.url).status_code == 200
     rate_keys = list(redis_client.scan_iter(match=f"mt:{{{game.id}}}:rate:*"))
     assert rate_keys and all(0 < redis_client.ttl(k) <= 60 for k in rate_keys)
+
+
+def test_idempotent_create(client: FlaskClient, redis_client: redis.Redis) -> None:
+    body = {"players": ["ann", "bo"], "seed": 3}
+    key = {"Idempotency-Key": '"6f1c2b7e-create"'}
+    first = client.post("/api/v1/games", json=body, headers=key)
+    assert first.status_code == 201
+    again = client.post("/api/v1/games", json=body, headers=key)
+    assert again.status_code == 201
+    assert again.data == first.data  # same game, same tokens
+    assert again.headers["Location"] == first.headers["Location"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    other = client.post("/api/v1/games", json=body, headers={"Idempotency-Key": '"other"'})
+    assert other.json["game_id"] != first.json["game_id"]
+    # The kept answer is sealed: no token appears in Redis in clear, and it expires.
+    name = K.create_key("6f1c2b7e-create")
+    blob = redis_client.get(name)
+    assert blob and 0 < redis_client.ttl(name) <= 24 * 3600
+    tokens = [first.json["host_token"], *(s["token"] for s in first.json["seats"])]
+    assert not any(t.encode() in blob for t in tokens)
+    game = Game(client, first.json)
+    assert game.view(game.seats[0])["players"][0]["name"] == "ann"

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from flask import Response, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import rules
+from service.store import KeptResponse
 from service.store.tokens import new_token
 
 from .. import examples
 from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, problems
-from ..gameplay import commit, load_game
+from ..gameplay import commit, load_game, replay_response
 from ..store_access import store
-from ..web import if_none_match_hit, json_response
+from ..web import idempotency_key, if_none_match_hit, json_response
 from .schemas import (
     ActionResultSchema,
     CreatedGameSchema,
@@ -32,6 +34,10 @@ blp = Blueprint(
 )
 
 
+def game_url(game_id: str) -> str:
+    return url_for("games.Game", game_id=game_id)
+
+
 def not_modified(version: int) -> Response | None:
     if if_none_match_hit(version):
         return Response(status=304, headers={"ETag": f'"{version}"'})
@@ -40,6 +46,7 @@ def not_modified(version: int) -> Response | None:
 
 @blp.route("")
 class Games(MethodView):
+    @blp.doc(parameters=["IdempotencyKey"])
     @blp.arguments(CreateGameSchema(), example=examples.CREATE_REQUEST)
     @blp.response(
         201,
@@ -47,9 +54,12 @@ class Games(MethodView):
         example=examples.CREATE_RESPONSE,
         headers={**ETAG_HEADER, "Location": {"schema": {"type": "string"}}},
     )
-    @problems(blp, 400, 413, 415, 422)
+    @problems(blp, 400, 413, 415, 422, 429)
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
+        key = idempotency_key()
+        if key is not None and (kept := store().kept_create(key)) is not None:
+            return replay_response(kept)
         if "position" in body:
             state = rules.import_position(body["position"])
         else:
@@ -73,8 +83,11 @@ class Games(MethodView):
             "host_token": host_token,
             "rules": state.rules.to_json(),
         }
-        location = url_for("games.Game", game_id=game_id)
-        return json_response(created, 201, version=1, headers={"Location": location})
+        payload = orjson.dumps(created)
+        if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
+            # A concurrent request with the same key won; the game made here just expires.
+            return replay_response(first)
+        return json_response(payload, 201, version=1, headers={"Location": game_url(game_id)})
 
 
 @blp.route("/<string:game_id>")
