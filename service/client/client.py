@@ -147,7 +147,13 @@ class Client:
                 resp = self.session.request(
                     method, url, headers=headers, data=data, params=params, timeout=self.timeout
                 )
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            # A response cut mid-body (the server died after sending its headers; a proxy
+            # cannot retry that) is as retryable as a refused connection: the key makes it safe.
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
                 last = exc
                 if attempt + 1 < self.retry.attempts:
                     self._sleep(attempt)

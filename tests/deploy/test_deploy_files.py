@@ -6,6 +6,7 @@ standalone ``docker-compose``) when one is installed, and always structurally wi
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shutil
 import subprocess
@@ -144,5 +145,13 @@ def test_dockerfile_shape() -> None:
     assert user and user[-1].split(":")[0] not in ("root", "0")
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/healthz" in text
     assert re.search(r'^CMD \[.*"--config", "deploy/gunicorn\.conf\.py"', text, re.M)
-    ignored = (ROOT / ".dockerignore").read_text().split()
+    ignored = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert ".venv" in ignored and ".git" in ignored
+    # Everything the image copies exists and is not excluded from the build context.
+    for source in re.findall(r"^COPY (\S+) ", text, re.M):
+        assert (ROOT / source).exists(), source
+        assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), source

@@ -183,8 +183,8 @@ def run_phase(
     for game, want in zip(played, expected, strict=True):
         check_game(stack.url, game, want)
     lines = nginx_lines(stack, before)
-    statuses = Counter(line["status"] for line in lines)
-    assert not [s for s in statuses if s >= 500], statuses
+    errors = [line for line in lines if line["status"] >= 500]
+    assert not errors, errors[:5]
     return played, lines
 
 
@@ -269,7 +269,7 @@ def test_kill_one_instance_mid_run_loses_no_game(stack: Stack) -> None:
     assert retried, "no request was retried on the surviving instance"
     # After the kill everything was answered by the survivor.
     tail = lines[len(lines) // 2 :]
-    assert {served_by(line) for line in tail} == {alive}
+    assert [line for line in tail if served_by(line) != alive] == []
 
 
 def test_no_instance_left_is_a_problem_not_a_hang(stack: Stack) -> None:
