@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +21,8 @@ from tests.api.test_versions import *  # noqa: F403
 from tests.cluster.local_cluster import LocalRedisCluster
 from tests.servers import start_gunicorn
 
-CLUSTER_ENV = {"REDIS_CLUSTER": "1"}
+# Rate limiting on (far above what the tests send) so its counters are on the cluster too.
+CLUSTER_ENV = {"REDIS_CLUSTER": "1", "RATE_LIMIT_PER_MINUTE": "1000000"}
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,19 @@ def test_bot_games_on_cluster_match_local_play(
     got = {o.index: (o.digest, o.totals, o.moves) for o in outcomes}  # type: ignore[union-attr]
     want = {s.index: (r.digest, r.totals, r.moves) for s in specs for r in [play_local(s)]}
     assert got == want
+    # Every key the service wrote carries one hash tag: a game's id (its state, idempotency
+    # records, rate counters: one slot, so each Lua compare-and-set stays on one node) or a
+    # keyed create's own tag.
+    client = redis_cluster.client()
+    tagged = re.compile(
+        rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+)?$"
+    )
+    kinds = set()
+    for key in client.scan_iter(match="*"):
+        match = tagged.match(key)
+        assert match, key
+        kinds.add(match.group(3))
+    assert {None, b"idem", b"rate"} <= kinds, kinds
     # The games spread over every master.
     sizes = [
         redis_cluster.client().get_redis_connection(n).dbsize()
