@@ -35,8 +35,11 @@ _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only 
 
 
 @lru_cache(maxsize=65536)
-def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
+def best_chain(end: int, hand: tuple[TileT, ...], pip_ratio: float = 0.0) -> tuple[TileT, ...]:
     """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``.
+
+    With ``pip_ratio`` > 0 a chain is valued ``tiles + pip_ratio * pips`` (a shorter chain that
+    sheds many more pips can win).
 
     ``hand`` must be sorted (it is the cache key). Depth-first search over trails with a node
     budget; domino hands are sparse graphs, so the budget is almost never reached.
@@ -47,15 +50,16 @@ def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
         if b != a:
             by_pip.setdefault(b, []).append(i)
     best: list[TileT] = []
-    best_key = (0, 0)
+    best_key: tuple[float, int] = (0.0, 0)
     path: list[TileT] = []
     used = [False] * len(hand)
     budget = [_SEARCH_BUDGET]
 
     def dfs(at: int, count: int, total: int) -> None:
         nonlocal best, best_key
-        if (count, total) > best_key:
-            best_key = (count, total)
+        key = (count + pip_ratio * total, total)
+        if key > best_key:
+            best_key = key
             best = list(path)
         if budget[0] <= 0:
             return
@@ -89,6 +93,9 @@ class Weights:
     danger_hand: int = 2  # ... i.e. holds at most this many tiles
     blank_points: bool = True  # count [0, 0] at the rules' double_blank_points, not 0
     reserve: int = 0  # chain tiles kept back in the opening as guaranteed later plays
+    opening_pip_ratio: float = 0.0  # opening chain value: tiles + ratio * pips
+    update_public: bool = False  # look-ahead moves the end of the public train played on
+    hijack_bonus: float = 0.0  # playing on an opponent's (marked) train breaks their plan
 
 
 def evaluate(
@@ -137,7 +144,7 @@ class PlannerBot:
     def _opening(
         self, ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
     ) -> Move:
-        chain = best_chain(own_end, tuple(sorted(hand)))
+        chain = best_chain(own_end, tuple(sorted(hand)), self.w.opening_pip_ratio)
         keep = self.w.reserve if len(chain) < len(hand) else 0
         can_stop = any(m.action == "end_turn" for m in ordered)
         if chain and (len(chain) > keep or not can_stop):
@@ -191,7 +198,11 @@ class PlannerBot:
             train = m.train or ""
             rest, oe = after(tile, train, hand, own_end)
             bonus = w.marked_own_bonus if (own_marked and train == own) else 0.0
+            if train not in (own, "mexican"):
+                bonus += w.hijack_bonus
             public = set(ends.values())
+            if w.update_public and train in ends and tile[0] != tile[1]:
+                public = {other_end(tile, e) if k == train else e for k, e in ends.items()}
             if tile[0] != tile[1] or not rest:
                 return value(rest, oe, public) + bonus
             # A double: the same player must follow it. Look one tile further.
@@ -208,6 +219,10 @@ class PlannerBot:
                         continue
                     rest2, oe2 = after(t2, tid, rest, oe)
                     pub2 = {x if k == train else v for k, v in ends.items()}
+                    if w.update_public and tid in ends:
+                        moved = {**ends, train: x} if train in ends else dict(ends)
+                        moved[tid] = other_end(t2, e)
+                        pub2 = set(moved.values())
                     val = value(rest2, oe2, pub2)
                     if tid != train:
                         val += w.open_double_bonus
