@@ -165,6 +165,7 @@ def run_phase(
     expected = [play_local(spec) for spec in specs]
     before = len(nginx_lines(stack))
     progress = Progress()
+    started = time.monotonic()
     box: dict[str, list[Played | BaseException]] = {}
     runner = threading.Thread(target=lambda: box.update(out=play_all(stack.url, specs, progress)))
     runner.start()
@@ -172,6 +173,7 @@ def run_phase(
         during(progress)
     runner.join(timeout=600)
     assert not runner.is_alive(), "games did not finish"
+    seconds = time.monotonic() - started
     outcomes = box["out"]
     failures = [
         (s.index, repr(o))
@@ -183,6 +185,7 @@ def run_phase(
     for game, want in zip(played, expected, strict=True):
         check_game(stack.url, game, want)
     lines = nginx_lines(stack, before)
+    print(f"\n{len(specs)} games, {len(lines)} requests through nginx in {seconds:.1f} s")
     errors = [line for line in lines if line["status"] >= 500]
     assert not errors, errors[:5]
     return played, lines
