@@ -22,6 +22,7 @@ from service.bots.base import (
     canonical,
     hand_of,
     is_opening,
+    norm,
     other_end,
     pips,
     play_tile,
@@ -96,6 +97,7 @@ class Weights:
     opening_pip_ratio: float = 0.0  # opening chain value: tiles + ratio * pips
     update_public: bool = False  # look-ahead moves the end of the public train played on
     hijack_bonus: float = 0.0  # playing on an opponent's (marked) train breaks their plan
+    block: float = 0.0  # reward public ends (and open doubles) few unseen tiles can answer
 
 
 def evaluate(
@@ -185,6 +187,13 @@ class PlannerBot:
         if others and min(others) <= w.danger_hand:
             pip_w *= w.endgame_pip
 
+        unseen = _unseen_by_pip(view, hand) if w.block else {}
+        per_pip = max(1, int(options.get("set", 12)) + 1)
+
+        def blocked(end: int) -> float:
+            """1.0 when no hidden tile can answer ``end``, 0.0 when all of them are hidden."""
+            return 1.0 - unseen.get(end, 0) / per_pip if w.block else 0.0
+
         def value(h: list[TileT], oe: int, pub: set[int]) -> float:
             return evaluate(h, oe, pub, w, pip_w, blank)
 
@@ -203,6 +212,8 @@ class PlannerBot:
             public = set(ends.values())
             if w.update_public and train in ends and tile[0] != tile[1]:
                 public = {other_end(tile, e) if k == train else e for k, e in ends.items()}
+            if train in ends and tile[0] != tile[1]:
+                bonus += w.block * blocked(other_end(tile, ends[train]))
             if tile[0] != tile[1] or not rest:
                 return value(rest, oe, public) + bonus
             # A double: the same player must follow it. Look one tile further.
@@ -225,10 +236,27 @@ class PlannerBot:
                         pub2 = set(moved.values())
                     val = value(rest2, oe2, pub2)
                     if tid != train:
-                        val += w.open_double_bonus
+                        val += w.open_double_bonus + 2 * w.block * blocked(x)
                     best = max(best, val)
             if best <= -1e18:
                 return value(rest, oe, public) - w.no_follow_penalty + bonus
             return best + bonus
 
         return max(candidates, key=score)
+
+
+def _unseen_by_pip(view: View, hand: list[TileT]) -> dict[int, int]:
+    """For each pip, how many tiles bearing it are neither on the table nor in our hand."""
+    n = int(((view.get("rules") or {}).get("options") or {}).get("set", 12))
+    seen: set[TileT] = set(hand)
+    for train in view.get("trains") or []:
+        seen.update(norm(t) for t in train.get("tiles") or [])
+    engine = view.get("engine")
+    if engine is not None:
+        seen.add((int(engine), int(engine)))
+    counts = {x: n + 1 for x in range(n + 1)}
+    for a, b in seen:
+        counts[a] = counts.get(a, 0) - 1
+        if b != a:
+            counts[b] = counts.get(b, 0) - 1
+    return counts
