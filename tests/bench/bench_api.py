@@ -15,6 +15,7 @@ WEB_CONCURRENCY (gunicorn workers).
 
 from __future__ import annotations
 
+import http.client
 import multiprocessing as mp
 import os
 import random
@@ -22,6 +23,7 @@ import statistics
 import time
 from typing import Any
 
+import orjson
 import redis
 import requests
 
@@ -36,63 +38,100 @@ SLICES = 3  # API and baseline alternate, so a busy neighbour on the machine hit
 ROUNDS = 1
 
 
+class Client:
+    """A deliberately light HTTP client (http.client + orjson): the load generator shares the
+    machine's cores with the servers, so the less it spends, the more the numbers say about
+    the servers. Both runs use it alike; gunicorn's sync workers close every connection."""
+
+    def __init__(self, base: str) -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self.host, self.port = host, int(port)
+        self.lat: list[float] = []
+
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        data = orjson.dumps(body) if body is not None else None
+        hdrs = {"Content-Type": "application/json", **(headers or {})} if data else headers or {}
+        t = time.perf_counter()
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        raw = resp.read()
+        conn.close()
+        self.lat.append(time.perf_counter() - t)
+        return resp.status, orjson.loads(raw)
+
+
 def play_games(base: str, seconds: float, seed: int, out: Any) -> None:
     """One client: games back to back until time is up; reports latencies and counts."""
     rng = random.Random(seed)
-    s = requests.Session()
-    lat: list[float] = []
+    c = Client(base)
     moves = games = 0
-
-    def timed(method: str, url: str, **kw: Any) -> requests.Response:
-        t = time.perf_counter()
-        r = s.request(method, url, **kw)
-        lat.append(time.perf_counter() - t)
-        return r
-
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        created = timed(
+        _, created = c.call(
             "POST",
-            base + "/api/v1/games",
-            json={"players": ["a", "b", "c", "d"], "options": {"rounds": ROUNDS}},
-        ).json()
-        url = f"{base}/api/v1/games/{created['game_id']}"
+            "/api/v1/games",
+            {"players": ["a", "b", "c", "d"], "options": {"rounds": ROUNDS}},
+        )
+        url = f"/api/v1/games/{created['game_id']}"
         host = {"Authorization": f"Bearer {created['host_token']}"}
         seats = [{"Authorization": f"Bearer {t['token']}"} for t in created["seats"]]
-        view = timed("POST", url + "/deal", headers=host).json()
+        _, view = c.call("POST", url + "/deal", headers=host)
         while time.monotonic() < end:
             if view["status"] == "game_over":
                 games += 1
                 break
             if view["status"] != "in_round":
-                view = timed("POST", url + "/deal", headers=host).json()
+                _, view = c.call("POST", url + "/deal", headers=host)
                 continue
             auth = seats[view["turn"]]
-            listed = timed("GET", url + "/legal-moves", headers=auth).json()["moves"]
-            r = timed(
+            _, listed = c.call("GET", url + "/legal-moves", headers=auth)
+            status, view = c.call(
                 "POST",
                 url + "/moves",
-                json=rng.choice(listed),
-                headers={**auth, "If-Match": f'"{view["version"]}"'},
+                rng.choice(listed["moves"]),
+                {**auth, "If-Match": f'"{view["version"]}"'},
             )
-            if r.status_code != 200:
-                raise RuntimeError(f"move refused: {r.status_code} {r.text}")
-            view = r.json()
+            if status != 200:
+                raise RuntimeError(f"move refused: {status} {view}")
             moves += 1
-    out.put({"lat": lat, "moves": moves, "games": games})
+    out.put({"lat": c.lat, "moves": moves, "games": games})
 
 
 def hit_baseline(base: str, seconds: float, seed: int, out: Any) -> None:
-    s = requests.Session()
-    lat: list[float] = []
-    key = f"k{seed}"
+    c = Client(base)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        t = time.perf_counter()
-        r = s.post(f"{base}/bench/{key}")
-        lat.append(time.perf_counter() - t)
-        r.raise_for_status()
-    out.put({"lat": lat, "moves": 0, "games": 0})
+        status, _ = c.call("POST", f"/bench/k{seed}")
+        if status != 200:
+            raise RuntimeError(f"baseline answered {status}")
+    out.put({"lat": c.lat, "moves": 0, "games": 0})
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(port: int) -> float:
+    """User + system CPU of every process serving ``port`` (gunicorn master and workers).
+
+    Measured in CPU time rather than wall time, it stays meaningful on a busy machine."""
+    marker = f"BIND=127.0.0.1:{port}".encode()
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except OSError:
+            continue
+    return total / CLOCK_TICKS
 
 
 def run_slice(target: Any, base: str, seconds: float, seed: int) -> tuple[list[Any], float]:
@@ -109,7 +148,7 @@ def run_slice(target: Any, base: str, seconds: float, seed: int) -> tuple[list[A
     return results, time.perf_counter() - t0
 
 
-def summarize(results: list[Any], elapsed: float) -> dict[str, Any]:
+def summarize(results: list[Any], elapsed: float, cpu: float) -> dict[str, Any]:
     lat = sorted(x for r in results for x in r["lat"])
     return {
         "requests": len(lat),
@@ -118,6 +157,7 @@ def summarize(results: list[Any], elapsed: float) -> dict[str, Any]:
         "games": sum(r["games"] for r in results),
         "p50": statistics.median(lat) * 1000,
         "p99": lat[int(len(lat) * 0.99)] * 1000,
+        "cpu_us": cpu / len(lat) * 1e6,
     }
 
 
@@ -163,11 +203,18 @@ def main() -> None:
             start_gunicorn(rs.url) as api,
             start_gunicorn(rs.url, app="tests.bench.baseline_app:app", env=env) as base,
         ):
-            runs: dict[str, tuple[list[Any], float]] = {"api": ([], 0.0), "base": ([], 0.0)}
+            runs: dict[str, tuple[list[Any], float, float]] = {
+                "api": ([], 0.0, 0.0),
+                "base": ([], 0.0, 0.0),
+            }
             for i in range(SLICES):
                 for name, target, url in (("api", play_games, api), ("base", hit_baseline, base)):
+                    port = int(url.rsplit(":", 1)[1])
+                    cpu0 = cpu_seconds(port)
                     res, took = run_slice(target, url, SECONDS / SLICES / 2, i)
-                    runs[name] = (runs[name][0] + res, runs[name][1] + took)
+                    cpu = cpu_seconds(port) - cpu0
+                    prev = runs[name]
+                    runs[name] = (prev[0] + res, prev[1] + took, prev[2] + cpu)
             ours, baseline = summarize(*runs["api"]), summarize(*runs["base"])
             mem, nkeys = game_memory(api, rs.url, idempotent=False)
             mem_idem, nkeys_idem = game_memory(api, rs.url, idempotent=True)
@@ -181,6 +228,10 @@ def main() -> None:
         f"p99 {baseline['p99']:.2f} ms  (Flask + one Redis GET and SET of {doc} bytes)"
     )
     print(f"ratio:    {ours['rps'] / baseline['rps']:.2f} of the baseline's request rate")
+    print(
+        f"server CPU per request: API {ours['cpu_us']:.0f} us, baseline {baseline['cpu_us']:.0f} us"
+        f" -> ratio {baseline['cpu_us'] / ours['cpu_us']:.2f} (insensitive to other load)"
+    )
     print(f"memory:   {mem} bytes over {nkeys} key(s) for one 4-player game mid-round")
     print(
         f"          {mem_idem} bytes over {nkeys_idem} keys when every move sent an "

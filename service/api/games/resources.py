@@ -14,7 +14,7 @@ from service.store import KeptResponse
 from service.store.tokens import new_token
 
 from .. import examples
-from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, problems
+from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..gameplay import commit, load_game, replay_response
 from ..store_access import store
 from ..web import idempotency_key, if_none_match_hit, json_response
@@ -46,15 +46,15 @@ def not_modified(version: int) -> Response | None:
 
 @blp.route("")
 class Games(MethodView):
-    @blp.doc(parameters=["IdempotencyKey"])
+    @doc(parameters=["IdempotencyKey"])
     @blp.arguments(CreateGameSchema(), example=examples.CREATE_REQUEST)
-    @blp.response(
+    @responds(
         201,
         CreatedGameSchema,
         example=examples.CREATE_RESPONSE,
         headers={**ETAG_HEADER, "Location": {"schema": {"type": "string"}}},
     )
-    @problems(blp, 400, 413, 415, 422, 429)
+    @problems(400, 413, 415, 422, 429)
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
         key = idempotency_key()
@@ -92,10 +92,10 @@ class Games(MethodView):
 
 @blp.route("/<string:game_id>")
 class Game(MethodView):
-    @blp.doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
-    @blp.response(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
-    @blp.alt_response(304, description="Not modified (If-None-Match)")
-    @problems(blp, 400, 401, 404, 429)
+    @doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
+    @responds(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
+    @responds(304, description="Not modified (If-None-Match)", success=False)
+    @problems(400, 401, 404, 429)
     def get(self, game_id: str) -> Response:
         """The game view; with a seat token it includes that seat's hand."""
         g = load_game(game_id)
@@ -104,10 +104,10 @@ class Game(MethodView):
 
 @blp.route("/<string:game_id>/deal")
 class Deal(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
-    @blp.response(200, ActionResultSchema, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
+    @responds(200, ActionResultSchema, headers=ETAG_HEADER)
+    @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Host only: deal the next round (409 while a round runs or after the last)."""
         g = load_game(game_id, "host", mutating=True)
@@ -116,9 +116,9 @@ class Deal(MethodView):
 
 @blp.route("/<string:game_id>/legal-moves")
 class LegalMoves(MethodView):
-    @blp.doc(security=SEAT_OR_HOST)
-    @blp.response(200, LegalMovesSchema, example=examples.LEGAL_MOVES, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404, 429)
+    @doc(security=SEAT_OR_HOST)
+    @responds(200, LegalMovesSchema, example=examples.LEGAL_MOVES, headers=ETAG_HEADER)
+    @problems(400, 401, 403, 404, 429)
     def get(self, game_id: str) -> Response:
         """Seat only: every move the seat may make now (empty when it is not its turn)."""
         g = load_game(game_id, "seat")
@@ -135,9 +135,9 @@ class LegalMoves(MethodView):
 
 @blp.route("/<string:game_id>/score")
 class Score(MethodView):
-    @blp.doc(security=OPTIONAL_TOKEN)
-    @blp.response(200, ScoreSchema, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 404, 429)
+    @doc(security=OPTIONAL_TOKEN)
+    @responds(200, ScoreSchema, headers=ETAG_HEADER)
+    @problems(400, 401, 404, 429)
     def get(self, game_id: str) -> Response:
         """Per-round scores, totals, zero-round counts, and winners once the game is over."""
         g = load_game(game_id)
@@ -147,9 +147,9 @@ class Score(MethodView):
 
 @blp.route("/<string:game_id>/position")
 class Position(MethodView):
-    @blp.doc(security=SEAT_OR_HOST)
-    @blp.response(200, PositionSchema, example=examples.POSITION, headers=ETAG_HEADER)
-    @problems(blp, 400, 401, 403, 404, 409, 429)
+    @doc(security=SEAT_OR_HOST)
+    @responds(200, PositionSchema, example=examples.POSITION, headers=ETAG_HEADER)
+    @problems(400, 401, 403, 404, 409, 429)
     def get(self, game_id: str) -> Response:
         """Host only: the full position (`mexican-train-position/1`), hidden tiles included."""
         g = load_game(game_id, "host")

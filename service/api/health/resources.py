@@ -7,6 +7,7 @@ from flask import Response
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from ..docs import problems, responds
 from ..problems import ApiError
 from ..store_access import store
 from ..web import json_response
@@ -17,7 +18,7 @@ blp = Blueprint("health", __name__, description="Liveness and readiness probes")
 
 @blp.route("/healthz")
 class Healthz(MethodView):
-    @blp.response(200, HealthSchema, example={"status": "ok"})
+    @responds(200, HealthSchema, example={"status": "ok"})
     def get(self) -> Response:
         """The process is alive (never touches Redis)."""
         return json_response({"status": "ok"})
@@ -25,8 +26,8 @@ class Healthz(MethodView):
 
 @blp.route("/readyz")
 class Readyz(MethodView):
-    @blp.response(200, HealthSchema, example={"status": "ready"})
-    @blp.alt_response(503, response="SERVICE_UNAVAILABLE", description="Redis does not answer")
+    @responds(200, HealthSchema, example={"status": "ready"})
+    @problems(503)
     def get(self) -> Response:
         """Ready to serve: Redis answers PING."""
         try:

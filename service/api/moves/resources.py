@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 from service import rules
 
 from .. import examples
-from ..docs import ETAG_HEADER, SEAT_OR_HOST, problems
+from ..docs import ETAG_HEADER, SEAT_OR_HOST, doc, problems, responds
 from ..gameplay import commit, load_game
 from ..games.schemas import ActionResultSchema, EmptySchema
 from .schemas import MoveSchema, PlaySchema
@@ -37,15 +37,15 @@ def act(game_id: str, move: dict[str, Any]) -> Response:
 
 
 def action_doc(example: dict[str, Any] | None = None) -> Any:
-    return blp.response(200, ActionResultSchema, headers=ETAG_HEADER, example=example)
+    return responds(200, ActionResultSchema, headers=ETAG_HEADER, example=example)
 
 
 @blp.route("/play")
 class Play(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(PlaySchema(), example={"tile": [12, 5], "train": "0"})
     @action_doc(examples.PLAY_RESPONSE)
-    @problems(blp, *ERRORS)
+    @problems(*ERRORS)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Play a tile on a train (either tile order: the server orients it)."""
         return act(game_id, {"action": "play", **body})
@@ -53,10 +53,10 @@ class Play(MethodView):
 
 @blp.route("/draw")
 class Draw(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @action_doc()
-    @problems(blp, *ERRORS)
+    @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Draw one tile; the response's events show it to its owner only."""
         return act(game_id, {"action": "draw"})
@@ -64,10 +64,10 @@ class Draw(MethodView):
 
 @blp.route("/mark")
 class Mark(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @action_doc()
-    @problems(blp, *ERRORS)
+    @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Pass: place the marker on your own train and end the turn."""
         return act(game_id, {"action": "mark"})
@@ -75,10 +75,10 @@ class Mark(MethodView):
 
 @blp.route("/end-turn")
 class EndTurn(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @action_doc()
-    @problems(blp, *ERRORS)
+    @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """End an opening-turn chain after at least one tile."""
         return act(game_id, {"action": "end_turn"})
@@ -86,10 +86,10 @@ class EndTurn(MethodView):
 
 @blp.route("/moves")
 class Moves(MethodView):
-    @blp.doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(MoveSchema(), example={"action": "play", "tile": [5, 3], "train": "mexican"})
     @action_doc()
-    @problems(blp, *ERRORS)
+    @problems(*ERRORS)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Apply any move object exactly as legal-moves listed it."""
         return act(game_id, body)
