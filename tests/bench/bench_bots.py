@@ -66,7 +66,7 @@ def bench_http(games: int, seed: int, concurrency: int, workers: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=1000, help="games per in-process lineup")
-    parser.add_argument("--http-games", type=int, default=100)
+    parser.add_argument("--http-games", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--seed", type=int, default=1_000_000)
