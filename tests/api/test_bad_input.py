@@ -39,7 +39,17 @@ POST_ACTIONS = ["play", "draw", "mark", "end-turn", "moves", "deal"]
 def test_malformed_json_everywhere(client: FlaskClient, game: Game, action: str) -> None:
     v = game.version()
     token = game.host if action == "deal" else turn_token(game)
-    for raw in ["{", '{"tile": [1, 2], ', "[1, 2", "\xff\xfe", "nul"]:
+    nasty = [
+        "{",
+        '{"tile": [1, 2], ',
+        "[1, 2",
+        "\xff\xfe",
+        "nul",
+        '{"tile": [NaN, 1], "train": "0"}',  # not JSON, though Python's parser takes it
+        '{"tile": [1, 2], "train": "0", "n": ' + "9" * 5000 + "}",  # beyond int() limits
+        "[" * 20000 + "]" * 20000,  # nesting that would blow the recursion limit
+    ]
+    for raw in nasty:
         r = client.post(
             f"{game.url}/{action}",
             data=raw.encode("latin-1"),

@@ -7,7 +7,6 @@ from typing import Any
 import orjson
 from flask import Response, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from service import rules
 from service.store import KeptResponse
@@ -16,6 +15,7 @@ from service.store.tokens import new_token
 from .. import examples
 from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..gameplay import commit, load_game, replay_response
+from ..parsing import Blueprint
 from ..store_access import store
 from ..web import idempotency_key, if_none_match_hit, json_response
 from .schemas import (

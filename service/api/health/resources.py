@@ -5,9 +5,9 @@ from __future__ import annotations
 import redis
 from flask import Response
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from ..docs import problems, responds
+from ..parsing import Blueprint
 from ..problems import ApiError
 from ..store_access import store
 from ..web import json_response

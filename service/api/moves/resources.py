@@ -6,7 +6,6 @@ from typing import Any
 
 from flask import Response
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from service import rules
 
@@ -14,6 +13,7 @@ from .. import examples
 from ..docs import ETAG_HEADER, SEAT_OR_HOST, doc, problems, responds
 from ..gameplay import commit, load_game
 from ..games.schemas import ActionResultSchema, EmptySchema
+from ..parsing import Blueprint
 from .schemas import MoveSchema, PlaySchema
 
 blp = Blueprint(
