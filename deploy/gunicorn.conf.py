@@ -7,25 +7,28 @@ own JSON access log, off by default since the app already logs one JSON line per
 
 Worker class and count, from measurement (``python -m tests.deploy.bench_workers``: the real app
 on a private Redis, wrk with 32 keep-alive connections over 200 dealt games, a mix of seat view,
-legal-moves and refused POST /moves; 2-CPU machine shared with other jobs, so requests/s swing
-by 2x between runs while gunicorn's CPU per request is stable):
+legal-moves and refused POST /moves; each configuration 4 runs of 6 s, interleaved, on this
+2-CPU machine shared with other jobs (load average 10-17), so requests/s swing 2-3x between runs
+while gunicorn's own CPU time per request is steadier):
 
-    configuration               req/s  CPU ms/req
-    sync -w 2                     489        1.07
-    sync -w 4                     989        1.08
-    sync -w 8                    1088        1.28
-    gthread -w 2 --threads 4     2412        0.73
-    gthread -w 4 --threads 2     1015        0.97
+    configuration               req/s median (min-max)   gunicorn CPU ms/request
+    sync -w 2                      972  (790-2055)        0.79
+    sync -w 4                     1275  (832-1587)        0.91
+    sync -w 8                      769  (314-1168)        1.40
+    gthread -w 2 --threads 4      1296  (702-1983)        0.77
+    gthread -w 4 --threads 2      1134  (859-1190)        0.80
+    sync -w 4, request log on     1264  (418-1613)        1.09   (*)
 
-- A request is ~1 ms of CPU (decode state, run the engine, encode JSON) plus one or two Redis
-  round trips. Python runs one thread at a time per process, so CPU work scales with processes,
-  and more processes than CPUs only add context switches (sync -w 8 costs 20% more CPU per
-  request than -w 4).
-- sync workers cannot keep a connection open: every request pays a TCP accept and close, and
-  nginx's upstream keep-alive is wasted. gthread keeps connections and overlaps one thread's
-  Redis wait with another's CPU work: ~30% less CPU per request and the best throughput.
-- Hence: one gthread worker per CPU, 4 threads each. Scale out with more instances (pods),
-  not more workers per instance.
+(*) mostly noise: timed in-process, the per-request JSON log line costs 10-30 us.
+
+- A request costs under 1 ms of CPU (decode the state, run the engine, encode JSON) plus one or
+  two Redis round trips. One Python process runs one thread at a time, so CPU work scales with
+  processes, and processes beyond the CPUs only add switching: sync -w 8 spends 1.8x the CPU
+  per request of -w 2 and serves less.
+- At one worker per CPU, gthread costs no more CPU than sync, had the best median throughput,
+  overlaps one thread's Redis wait with another's work, and keeps connections open (a sync
+  worker closes each one, wasting nginx's upstream keep-alive).
+- Hence one gthread worker per CPU, 4 threads each. Scale out with instances, not workers.
 """
 
 import os

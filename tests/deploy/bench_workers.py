@@ -4,11 +4,12 @@ Runs the real app on a private redis-server under each configuration and drives 
 (C, so the load generator takes little of the machine's CPU): a mix of the two requests a bot
 makes most (its seat view and legal-moves, each a Redis read + state decode + view build) over
 200 dealt games, plus a third of POSTs that the engine refuses (409: parse, load, judge, no
-write). Prints requests/s, p50/p99 latency, and the CPU time gunicorn (master + workers) spent
-per request: on a shared, noisy machine throughput swings with the neighbours' load, CPU per
-request much less. Each configuration runs ROUNDS times, interleaved; the best run is shown.
+write). Prints requests/s and the CPU time gunicorn (master + workers) spent per request: on a
+shared, noisy machine throughput swings with the neighbours' load, CPU per request less. Each
+configuration runs BENCH_ROUNDS times, interleaved with the others; medians are shown.
 
-Environment: BENCH_SECONDS (default 10 per configuration), BENCH_CONNECTIONS (default 32).
+Environment: BENCH_SECONDS (default 10 per run), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS
+(default 32).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,10 +108,12 @@ def main() -> None:
                         wrk, script, redis.url, workers, {"GUNICORN_THREADS": str(threads), **env}
                     )
                 )
-        print(f"{'configuration':30} {'req/s':>7} {'p50':>9} {'p99':>9} {'CPU ms/req':>10}")
+        print(f"{'configuration':30} {'req/s median (min-max)':>24} {'CPU ms/req median':>18}")
         for label, runs in results.items():
-            rps, p50, p99, cpu = max(runs)
-            print(f"{label:30} {rps:7.0f} {p50:>9} {p99:>9} {cpu:10.2f}")
+            rates = sorted(r[0] for r in runs)
+            cpus = sorted(r[3] for r in runs)
+            spread = f"{statistics.median(rates):.0f} ({rates[0]:.0f}-{rates[-1]:.0f})"
+            print(f"{label:30} {spread:>24} {statistics.median(cpus):18.2f}")
 
 
 def _tree_cpu() -> float:
