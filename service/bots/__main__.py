@@ -16,6 +16,7 @@ from tqdm import tqdm
 from service.bots.registry import BOTS
 from service.bots.stats import GameResult, aggregate, format_table
 from service.bots.tournament import game_specs, run_http, run_local
+from service.client import Client, ClientError, RetryPolicy
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,6 +92,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         options=options,
         shuffle_seats=not args.fixed_seats,
     )
+    if not args.local:
+        try:
+            with Client(args.server, retry=RetryPolicy(attempts=2)) as probe:
+                probe.healthz()
+        except ClientError as err:
+            print(f"cannot reach {args.server}: {err} (start it with `make run`, or use --local)")
+            return 2
     bar = tqdm(total=len(specs), unit="game", disable=args.quiet, file=sys.stderr)
     started = time.perf_counter()
     results: list[GameResult] = []

@@ -218,14 +218,16 @@ def run_http(
     def one(spec: GameSpec) -> GameResult:
         return play_http(client(), spec, record=record)
 
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures: list[Future[GameResult]] = [pool.submit(one, s) for s in specs]
-            for fut in as_completed(futures):
-                exc = fut.exception()
-                yield exc if exc is not None else fut.result()
-                if progress:
-                    progress()
+        futures: list[Future[GameResult]] = [pool.submit(one, s) for s in specs]
+        for fut in as_completed(futures):
+            exc = fut.exception()
+            yield exc if exc is not None else fut.result()
+            if progress:
+                progress()
     finally:
+        # On Ctrl-C (or an abandoned generator) drop the games not started yet.
+        pool.shutdown(wait=True, cancel_futures=True)
         for c in clients:
             c.close()

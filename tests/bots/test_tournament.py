@@ -12,6 +12,7 @@ from service.bots.__main__ import main
 from service.bots.stats import wilson
 from service.bots.tournament import game_specs, play_http, play_local, run_http
 from service.client import Client
+from service.store.redis_server import free_port
 
 TWO_ROUNDS = {"rounds": 2}
 
@@ -93,3 +94,9 @@ def test_wilson_interval_brackets_the_rate(wins: int, n: int) -> None:
     assert 0.0 <= lo <= wins / n <= hi <= 1.0
     wider = wilson(wins * 10, n * 10)
     assert wider[1] - wider[0] < hi - lo  # more games, narrower interval
+
+
+def test_cli_reports_an_unreachable_server(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    assert main(["play", "--server", url, "--games", "1", "--quiet"]) == 2
+    assert "cannot reach" in capsys.readouterr().out
