@@ -275,6 +275,27 @@ def test_kill_one_instance_mid_run_loses_no_game(stack: Stack) -> None:
     assert [line for line in tail if served_by(line) != alive] == []
 
 
+def test_restarted_instance_rejoins(stack: Stack) -> None:
+    """After the kill, the instance comes back on its port: nginx tries it again once its
+    fail_timeout has passed, and new games are served by both instances again."""
+    victim = stack.instances[0]
+    if victim.alive:  # the kill test ran on another xdist worker: kill it here
+        victim.kill9()
+    victim.start()
+    address = f"127.0.0.1:{victim.port}"
+    deadline = time.monotonic() + 30
+    while True:
+        start = len(nginx_lines(stack))
+        requests.get(stack.url + "/healthz", timeout=10)
+        if any(served_by(line) == address for line in nginx_lines(stack, start)):
+            break
+        assert time.monotonic() < deadline, "nginx never sent traffic to the restarted instance"
+        time.sleep(0.2)
+    _, lines = run_phase(stack, make_specs(12, base_seed=30_000))
+    by_instance = Counter(served_by(line) for line in lines)
+    assert set(by_instance) == {f"127.0.0.1:{i.port}" for i in stack.instances}, by_instance
+
+
 def test_no_instance_left_is_a_problem_not_a_hang(stack: Stack) -> None:
     for instance in stack.instances:
         instance.stop()
