@@ -14,6 +14,7 @@ write is one EVALSHA. The store knows nothing of HTTP or of the rules: it keeps 
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,19 +45,51 @@ class VersionConflict(StoreError):
         self.current = current
 
 
+# A preset dictionary for zlib: the field names and common values of a game view. Kept
+# responses are short JSON documents, where a shared dictionary halves the compressed size
+# (about 260 instead of 560 bytes for a 4-player move response). Never edit it in place: add
+# a new one under a new marker byte, so records already stored stay readable.
+_ZDICT_V1 = (
+    b'{"game_id":"","version":1,"status":"waiting_deal","round":1,"rounds":13,"engine":null,'
+    b'"turn":null,"starter":null,"rules":{"preset":"standard","options":{"set":12,'
+    b'"hand_size":12,"rounds":13,"engine_source":"from_hand","opening":"chain",'
+    b'"opening_no_play":"mark","opening_out_waits":true,"mexican_needs_own_blocked":false,'
+    b'"double_follow":"any","chicken_foot":false,"double_blank_points":50}},'
+    b'"winners":null,"events":[{"type":"round_started","round":1,"engine":12,"starter":0},'
+    b'{"type":"engine_placed","seat":0,"tile":[12,12]},{"type":"tile_drawn","seat":0},'
+    b'{"type":"marker_placed","seat":0},{"type":"double_opened","seat":0,"train":"0"},'
+    b'{"type":"turn_passed","seat":1},{"type":"tile_played","seat":0,"tile":[12,5],'
+    b'"train":"mexican"}],"turn_state":{"drawn":false,"tiles_played":0,"must_follow":null},'
+    b'"open_doubles":[],"boneyard_size":30,"players":[{"seat":0,"name":"","hand_size":12,'
+    b'"score":0,"marked":false,"opened":true},{"seat":1,"name":"","hand_size":12,"score":0,'
+    b'"marked":false,"opened":false}],"trains":[{"id":"0","owner":0,"tiles":[[12,5],[5,3]],'
+    b'"open_end":3,"marked":false,"started":true},{"id":"1","owner":1,"tiles":[],'
+    b'"open_end":12,"marked":false,"started":false},{"id":"mexican","owner":null,"tiles":[],'
+    b'"open_end":12,"marked":false,"started":false}],"hand":[[1,2],[0,0]]}'
+)
+
+
 @dataclass(frozen=True)
 class KeptResponse:
-    """A response kept for an Idempotency-Key, replayed verbatim."""
+    """A response kept for an Idempotency-Key, replayed verbatim.
+
+    Stored as ``b"<status>1"`` + the body deflated with :data:`_ZDICT_V1`: a game whose client
+    keys every move keeps one record per move for 24 h, so the records must be small.
+    """
 
     status: int
     body: bytes
 
     def encode(self) -> bytes:
-        return b"%03d" % self.status + self.body
+        deflate = zlib.compressobj(6, zdict=_ZDICT_V1)
+        return b"%03d1" % self.status + deflate.compress(self.body) + deflate.flush()
 
     @classmethod
     def decode(cls, raw: bytes) -> KeptResponse:
-        return cls(int(raw[:3]), raw[3:])
+        if raw[3:4] != b"1":
+            raise ValueError("unknown kept-response format")
+        inflate = zlib.decompressobj(zdict=_ZDICT_V1)
+        return cls(int(raw[:3]), inflate.decompress(raw[4:]) + inflate.flush())
 
 
 class IdempotentReplay(StoreError):

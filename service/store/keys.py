@@ -29,7 +29,7 @@ def idem_key(game_id: str, token: str, idempotency_key: str) -> str:
     The token is part of the hash so a key is private to its caller, and only a digest is
     stored so neither the token nor the client's key appears in Redis.
     """
-    digest = hashlib.sha256(f"{token}\n{idempotency_key}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{token}\n{idempotency_key}".encode()).hexdigest()[:32]
     return f"{PREFIX}{{{game_id}}}{IDEM_SUFFIX}{digest}"
 
 
