@@ -134,14 +134,27 @@ def play_local(spec: GameSpec, *, record: bool = False) -> GameResult:
 def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameResult:
     """One complete game through the HTTP API: the host deals each round, each seat its turns."""
     started = time.perf_counter()
-    bots = spec.make_bots()
     created = client.create_game(
         spec.players, preset=spec.preset, options=spec.options, seed=spec.seed
     )
+    rec = _Recorder(record)
+    score = drive_http(client, created, spec.make_bots(), rec.add)
+    return _result(spec, score, rec, started)
+
+
+def drive_http(
+    client: Client,
+    created: Mapping[str, Any],
+    bots: Sequence[Bot],
+    on_move: Callable[[int, Move], object] | None = None,
+) -> dict[str, Any]:
+    """Play an existing game to its end (``created`` = the create response, with the tokens).
+
+    Returns the final score view. Works from any point, e.g. a game imported from a position.
+    """
     gid = str(created["game_id"])
     host = str(created["host_token"])
     tokens = {int(s["seat"]): str(s["token"]) for s in created["seats"]}
-    rec = _Recorder(record)
     view = client.view(gid)
     view_seat: int | None = None  # whose hand `view` shows (None: public/host view)
     for _ in range(MAX_ACTIONS):
@@ -168,7 +181,8 @@ def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameRe
                         continue  # the game moved between the two reads: decide on one state
                 move = bots[seat].choose(view, moves)
             view = client.move(gid, move.to_json(), token=token, if_match=version)
-            rec.add(seat, move)
+            if on_move is not None:
+                on_move(seat, move)
         except StaleVersion:
             # Someone else changed the game (should not happen in a tournament): decide again.
             view = client.view(gid)
@@ -177,8 +191,8 @@ def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameRe
         # The response is the caller's view: reusable only while that seat keeps the turn.
         view_seat = seat
     else:
-        raise RuntimeError(f"game {spec.index} (seed {spec.seed}) did not finish")
-    return _result(spec, client.score(gid), rec, started)
+        raise RuntimeError(f"game {gid} did not finish")
+    return client.score(gid)
 
 
 def run_local(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from service.bots.tournament import game_specs, play_http, play_local
+from service.bots import make_bot
+from service.bots.tournament import drive_http, game_specs, play_http, play_local
 from service.client import (
     Client,
     Conflict,
@@ -135,3 +136,21 @@ def test_errors_are_typed_with_problem_codes(client: Client) -> None:
     assert cf.value.code == "not_your_turn"
     assert cf.value.detail
     assert client.view(gid)["version"] == view["version"]
+
+
+def test_position_round_trip_and_bots_finish_the_imported_game(client: Client) -> None:
+    created = _dealt_game(client)
+    gid = created["game_id"]
+    token, listed = _token_to_move(client, created)
+    client.move(gid, listed["moves"][0], token=token)
+    position = client.position(gid, token=created["host_token"])
+    assert position["format"] == "mexican-train-position/1"
+    copy = client.create_from_position(position)
+    original, imported = client.view(gid), client.view(copy["game_id"])
+    for field in ("status", "round", "engine", "turn", "trains", "boneyard_size", "open_doubles"):
+        assert imported[field] == original[field], field
+    assert client.position(copy["game_id"], token=copy["host_token"]) == position
+    bots = [make_bot(name, seed=1) for name in ("planner", "greedy", "random")]
+    score = drive_http(client, copy, bots)
+    assert score["status"] == "game_over"
+    assert score["winners"]
