@@ -48,7 +48,7 @@ REQUESTS = Counter(
 LATENCY = Histogram(
     "http_request_duration_seconds",
     "Time spent in the app per request (excludes queueing in gunicorn/nginx).",
-    ["method", "endpoint"],
+    ["method", "endpoint", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 MOVES = Counter(
@@ -132,7 +132,7 @@ def _after(response: Response) -> Response:
     endpoint = _template(request.url_rule.rule) if request.url_rule is not None else _UNMATCHED
     status = response.status_code
     REQUESTS.labels(method=request.method, endpoint=endpoint, status=str(status)).inc()
-    LATENCY.labels(method=request.method, endpoint=endpoint).observe(duration)
+    LATENCY.labels(method=request.method, endpoint=endpoint, status=str(status)).observe(duration)
     if access_log.isEnabledFor(logging.INFO):
         line: dict[str, Any] = {
             "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),

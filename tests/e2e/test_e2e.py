@@ -223,6 +223,10 @@ def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
         assert r.headers["Content-Type"] == "application/problem+json"
         assert r.json()["code"] == "body_too_large"
         assert r.headers["X-Request-ID"]
+    # Metrics are for the scraper on each instance, not for the public side of the balancer.
+    hidden = requests.get(stack.url + "/metrics", timeout=10)
+    assert hidden.status_code == 404
+    assert hidden.json()["code"] == "not_found"
 
 
 def test_bot_games_through_nginx_on_two_instances(stack: Stack) -> None:
