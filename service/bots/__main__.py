@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from service.bots.registry import BOTS
+from service.bots.registry import BOTS, is_known, make_bot
 from service.bots.stats import GameResult, aggregate, format_table
 from service.bots.tournament import game_specs, run_http, run_local
 from service.client import Client, ClientError, RetryPolicy
@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--bots",
         default="planner,greedy,random,random",
-        help=f"comma-separated, one per seat; known: {', '.join(sorted(BOTS))}",
+        help=f"comma-separated, one per seat: {', '.join(sorted(BOTS))} or package.module:Factory",
     )
     play.add_argument("--concurrency", type=int, default=16, help="games in flight (HTTP mode)")
     play.add_argument("--preset", default="standard")
@@ -77,9 +77,15 @@ def write_csv(path: str, results: Sequence[GameResult]) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
-    unknown = [b for b in bots if b not in BOTS]
+    unknown = [b for b in bots if not is_known(b)]
     if unknown:
         print(f"unknown bot(s): {', '.join(unknown)}; known: {', '.join(sorted(BOTS))}")
+        return 2
+    try:
+        for name in set(bots):
+            make_bot(name, 0)
+    except (ImportError, AttributeError, TypeError, ValueError) as err:
+        print(f"cannot load bot: {err!r}")
         return 2
     options: dict[str, Any] = json.loads(args.options) if args.options else {}
     if args.rounds is not None:

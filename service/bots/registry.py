@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from service.bots.base import Bot
@@ -15,9 +16,20 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 }
 
 
+def is_known(name: str) -> bool:
+    return name in BOTS or ":" in name
+
+
 def make_bot(name: str, seed: int | None = None) -> Bot:
-    try:
-        factory = BOTS[name]
-    except KeyError:
-        raise ValueError(f"unknown bot {name!r}; known: {', '.join(sorted(BOTS))}") from None
-    return factory(seed)
+    """A registered bot, or ``package.module:Factory`` (any callable taking the seed).
+
+    The import form lets a tournament include a bot that lives outside this package.
+    """
+    if name in BOTS:
+        return BOTS[name](seed)
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        factory = getattr(importlib.import_module(module_name), attr)
+        bot: Bot = factory(seed)
+        return bot
+    raise ValueError(f"unknown bot {name!r}; known: {', '.join(sorted(BOTS))} or module:Factory")

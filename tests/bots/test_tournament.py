@@ -100,3 +100,13 @@ def test_cli_reports_an_unreachable_server(capsys: pytest.CaptureFixture[str]) -
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     assert main(["play", "--server", url, "--games", "1", "--quiet"]) == 2
     assert "cannot reach" in capsys.readouterr().out
+
+
+def test_cli_plays_a_bot_given_as_module_and_factory(tmp_path: Path) -> None:
+    """A bot living outside the package joins by ``module:Factory``; results use that name."""
+    jf = tmp_path / "out.json"
+    custom = "service.bots.simple:GreedyBot"
+    args = ["play", "--local", "--games", "2", "--bots", f"{custom},random", "--rounds", "1"]
+    assert main([*args, "--quiet", "--json", str(jf)]) == 0
+    assert set(json.loads(jf.read_text())["bots"]) == {custom, "random"}
+    assert main(["play", "--local", "--games", "1", "--bots", "no.such.module:Bot"]) == 2
