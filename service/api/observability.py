@@ -184,6 +184,8 @@ def init_app(app: Flask) -> None:
     level = str(app.config.get("LOG_LEVEL", os.environ.get("LOG_LEVEL", "info"))).lower()
     wanted = str(app.config.get("REQUEST_LOG", os.environ.get("REQUEST_LOG", "1"))).lower()
     configure_access_log(level in ("debug", "info") and wanted not in ("0", "false", "no", "off"))
-    app.before_request(_before)
+    # First of all before_request hooks: a request another hook refuses (415, 429...) is still
+    # timed and carries its request id.
+    app.before_request_funcs.setdefault(None, []).insert(0, _before)
     app.after_request(_after)
     app.add_url_rule("/metrics", "metrics", _metrics_view, methods=["GET"])

@@ -158,3 +158,32 @@ def test_forwarded_headers_ignored_by_default(redis_server: RedisServer, tmp_pat
 
     client.get("/whoami-test", headers={"X-Forwarded-For": "203.0.113.7"})
     assert seen == ["127.0.0.1"]
+
+
+def test_request_refused_by_another_hook_is_still_timed_and_logged(
+    redis_server: RedisServer,
+) -> None:
+    import io
+    import logging
+
+    import orjson
+
+    from service.api import observability
+    from service.api.app import create_app
+
+    app = create_app({"REDIS_URL": redis_server.url})
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    observability.access_log.addHandler(handler)
+    try:
+        response = app.test_client().post(
+            "/api/v1/games",
+            data="not json",
+            headers={"Content-Type": "text/plain", "X-Request-ID": "refused-1"},
+        )
+    finally:
+        observability.access_log.removeHandler(handler)
+    assert response.status_code == 415
+    assert response.headers["X-Request-ID"] == "refused-1"
+    (line,) = [orjson.loads(x) for x in buffer.getvalue().splitlines() if "refused-1" in x]
+    assert line["status"] == 415 and line["duration_ms"] > 0
