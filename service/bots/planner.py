@@ -81,7 +81,11 @@ def best_chain(end: int, hand: tuple[TileT, ...], pip_ratio: float = 0.0) -> tup
 
 @dataclass(frozen=True)
 class Weights:
-    """Cost of what is left in hand. Orphans cost more than chain tiles: they need luck to play."""
+    """Cost of what is left in hand. Orphans cost more than chain tiles: they need luck to play.
+
+    Defaults are the measured best. The knobs from ``endgame_pip`` on sit at neutral values: each
+    was measured in planner-only tournaments and gave no significant gain (README, "Bots").
+    """
 
     orphan: float = 10.0
     live_orphan: float = 7.0  # an orphan that fits a public train right now
