@@ -9,7 +9,7 @@
    two alternate in short slices so that load from elsewhere on the machine hits both alike.
 4. Prints MEMORY USAGE summed over every key of one 4-player game mid-round.
 
-Environment: BENCH_SECONDS (default 24, both sides), BENCH_CLIENTS (default 4),
+Environment: BENCH_SECONDS (default 24, both sides), BENCH_CLIENTS (default 8),
 WEB_CONCURRENCY (gunicorn workers).
 """
 
@@ -33,7 +33,7 @@ from service.store.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "24"))
-CLIENTS = int(os.environ.get("BENCH_CLIENTS", "4"))
+CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))  # enough to keep every worker busy
 SLICES = 3  # API and baseline alternate, so a busy neighbour on the machine hits both alike
 ROUNDS = 1
 
