@@ -1,9 +1,9 @@
 """gunicorn settings for the API (``gunicorn -c deploy/gunicorn.conf.py service.api.wsgi:app``).
 
 Environment: PORT (default 8000), BIND (overrides PORT), WEB_CONCURRENCY (workers, default one
-per CPU this process may use), GUNICORN_THREADS (threads per worker, default 4; 1 = sync
-workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path or "-": gunicorn's
-own JSON access log, off by default since the app already logs one JSON line per request).
+per CPU this process may use, cgroup CPU quota included), GUNICORN_THREADS (threads per worker,
+default 4; 1 = sync workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path
+or "-": gunicorn's own JSON access log, off by default: the app logs one JSON line per request).
 
 Worker class and count, from measurement (``python -m tests.deploy.bench_workers``: the real app
 on a private Redis, wrk with 32 keep-alive connections over 200 dealt games, a mix of seat view,
@@ -36,8 +36,31 @@ import shutil
 import tempfile
 
 bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-# CPUs this process may run on (respects taskset/cpusets; set WEB_CONCURRENCY under a CPU quota).
-workers = int(os.environ.get("WEB_CONCURRENCY") or len(os.sched_getaffinity(0)))
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may use: its affinity (taskset, cpusets), capped by a cgroup CPU quota
+    (docker --cpus, Kubernetes limits), which os.cpu_count() does not see."""
+    cpus = len(os.sched_getaffinity(0))
+    quota_files = (
+        ("/sys/fs/cgroup/cpu.max", None),  # cgroup v2: "<quota> <period>" or "max <period>"
+        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us"),  # v1
+    )
+    for quota_file, period_file in quota_files:
+        try:
+            with open(quota_file) as f:
+                fields = f.read().split()
+            if period_file is not None:
+                with open(period_file) as f:
+                    fields.append(f.read().strip())
+        except OSError:
+            continue
+        if len(fields) == 2 and fields[0] not in ("max", "-1"):
+            return max(1, min(cpus, -(-int(fields[0]) // int(fields[1]))))
+    return cpus
+
+
+workers = int(os.environ.get("WEB_CONCURRENCY") or _usable_cpus())
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 worker_class = "sync" if threads == 1 else "gthread"
 wsgi_app = "service.api.wsgi:app"
