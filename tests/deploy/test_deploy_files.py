@@ -10,6 +10,7 @@ import fnmatch
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,36 @@ def test_dockerfile_shape() -> None:
     for source in re.findall(r"^COPY (\S+) ", text, re.M):
         assert (ROOT / source).exists(), source
         assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), source
+
+
+def test_compose_redis_command_runs_with_aof(tmp_path: Path) -> None:
+    """The Redis flags in docker-compose.yml, run by a real redis-server: AOF is really on."""
+    import redis
+
+    from service.store.redis_server import find_redis_server, free_port
+
+    command = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"]
+    assert command[0] == "redis-server"
+    port = free_port()
+    proc = subprocess.Popen(
+        [find_redis_server(), *command[1:], "--port", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    try:
+        for _ in range(200):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.02)
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        assert client.config_get("appendfsync") == {"appendfsync": "everysec"}
+        client.set("k", "v")
+        assert any(tmp_path.rglob("*.aof*")) or (tmp_path / "appendonly.aof").exists()
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(10)
