@@ -189,3 +189,18 @@ def test_compose_redis_command_runs_with_aof(tmp_path: Path) -> None:
         client.close()
         proc.terminate()
         proc.wait(10)
+
+
+def test_every_deploy_setting_is_read_by_the_service() -> None:
+    """No typo'd or dead variable in the ConfigMap or the compose file: each is read somewhere."""
+    sources = "\n".join(
+        p.read_text() for p in [*(ROOT / "service").rglob("*.py"), DEPLOY / "gunicorn.conf.py"]
+    )
+    settings = set(_manifests()["ConfigMap"]["data"])
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, service in services.items():
+        if name.startswith("app"):
+            settings |= set(service["environment"])
+    for setting in sorted(settings):
+        # prometheus_client reads PROMETHEUS_MULTIPROC_DIR itself; the config sets it too.
+        assert f'"{setting}"' in sources, f"{setting} is set but never read"
