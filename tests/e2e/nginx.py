@@ -6,6 +6,7 @@ the listen port and the temp folders, so the tests exercise the configuration th
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -42,15 +43,26 @@ def ensure_nginx() -> str:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip("nginx is not installed and cannot be installed here (needs root and apt-get)")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-    for package in ("nginx-light", "nginx"):
-        done = subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
-            env=env,
-            capture_output=True,
-        )
-        if done.returncode == 0 and find_nginx():
-            break
+    wait_for_lock = ["-o", "DPkg::Lock::Timeout=300"]
+    # xdist workers may both get here on a fresh machine: one installs, the other waits.
+    with open(os.path.join(tempfile.gettempdir(), "mt-nginx-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if find_nginx() is None:
+            subprocess.run(
+                ["apt-get", *wait_for_lock, "update", "-qq"],
+                check=True,
+                env=env,
+                capture_output=True,
+            )
+            install = ["apt-get", *wait_for_lock, "install", "-y", "-qq", "--no-install-recommends"]
+            for package in ("nginx-light", "nginx"):
+                done = subprocess.run(
+                    [*install, package],
+                    env=env,
+                    capture_output=True,
+                )
+                if done.returncode == 0 and find_nginx():
+                    break
     found = find_nginx()
     if found is None:
         pytest.fail("apt-get could not install nginx")
