@@ -204,3 +204,12 @@ def test_every_deploy_setting_is_read_by_the_service() -> None:
     for setting in sorted(settings):
         # prometheus_client reads PROMETHEUS_MULTIPROC_DIR itself; the config sets it too.
         assert f'"{setting}"' in sources, f"{setting} is set but never read"
+
+
+def test_nginx_and_app_accept_the_same_request_ids() -> None:
+    from service.api.observability import _REQUEST_ID_RE
+
+    (pattern,) = re.findall(
+        r'"~\^(.+)\$"\s+\$http_x_request_id;', (DEPLOY / "nginx.conf").read_text()
+    )
+    assert pattern == _REQUEST_ID_RE.pattern

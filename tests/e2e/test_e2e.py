@@ -210,6 +210,11 @@ def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
     assert len(made) == 32
     assert len(app_lines(stack, made)) == 1
     assert any(line["request_id"] == made for line in nginx_lines(stack))
+    # An unsafe id is replaced by nginx, and the app logs the replacement.
+    replaced = requests.get(
+        stack.url + "/healthz", headers={"X-Request-ID": 'x" y'}, timeout=10
+    ).headers["X-Request-ID"]
+    assert len(replaced) == 32 and len(app_lines(stack, replaced)) == 1
     # Bodies: above the app's limit the app answers 413, far above it nginx does; same problem.
     for size in (100_000, 1_000_000):
         big = b'{"players": ["' + b"a" * size + b'"]}'
