@@ -309,6 +309,33 @@ def test_restarted_instance_rejoins(stack: Stack) -> None:
     assert set(by_instance) == {f"127.0.0.1:{i.port}" for i in stack.instances}, by_instance
 
 
+def test_graceful_stop_mid_run_is_invisible(stack: Stack) -> None:
+    """A rolling deploy: SIGTERM one instance while games run. gunicorn stops accepting, finishes
+    what it holds; nginx sends the rest to the other instance. No game notices."""
+    for instance in stack.instances:
+        if not instance.alive:
+            instance.start()
+    leaving = stack.instances[1]
+    specs = make_specs(24, base_seed=40_000)
+    total = sum(r.moves + len(r.rounds[0]) for r in map(play_local, specs))
+
+    def stop_when_a_third_is_played(progress: Progress) -> None:
+        deadline = time.monotonic() + 300
+        while progress.applied < total // 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        leaving.stop()  # SIGTERM, graceful: waits for the requests in flight
+        log_at_stop.append(len(nginx_lines(stack)))
+
+    log_at_stop: list[int] = []
+    _, lines = run_phase(stack, specs, during=stop_when_a_third_is_played)
+    assert not leaving.alive
+    assert not [e for e in leaving.request_log() if e["status"] >= 500]
+    staying = f"127.0.0.1:{stack.instances[0].port}"
+    after = nginx_lines(stack, log_at_stop[0] + 4 * CONCURRENCY)  # margin: see the kill test
+    assert after and all(served_by(line) == staying for line in after)
+    print(f"\ngraceful stop: {len(lines)} requests, {len(after)} after the stop, none failed")
+
+
 def test_no_instance_left_is_a_problem_not_a_hang(stack: Stack) -> None:
     for instance in stack.instances:
         instance.stop()
