@@ -191,8 +191,27 @@ def run_phase(
     return played, lines
 
 
-def app_lines(stack: Stack, request_id: str) -> list[dict[str, Any]]:
-    return [e for i in stack.instances for e in i.request_log() if e["request_id"] == request_id]
+def app_lines(stack: Stack, request_id: str, want: int = 1) -> list[dict[str, Any]]:
+    """The app's log lines for one request id, waiting briefly for ``want`` of them: a line is
+    written as the response goes out, so the client can read the answer before it lands."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        found = [
+            e for i in stack.instances for e in i.request_log() if e["request_id"] == request_id
+        ]
+        if len(found) >= want or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def nginx_has(stack: Stack, request_id: str) -> bool:
+    """Whether nginx logged ``request_id``; nginx logs after the response, so wait briefly."""
+    deadline = time.monotonic() + 5.0
+    while not any(line["request_id"] == request_id for line in nginx_lines(stack)):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
@@ -209,7 +228,7 @@ def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
     made = requests.get(stack.url + "/healthz", timeout=10).headers["X-Request-ID"]
     assert len(made) == 32
     assert len(app_lines(stack, made)) == 1
-    assert any(line["request_id"] == made for line in nginx_lines(stack))
+    assert nginx_has(stack, made)
     # An unsafe id is replaced by nginx, and the app logs the replacement.
     replaced = requests.get(
         stack.url + "/healthz", headers={"X-Request-ID": 'x" y'}, timeout=10
