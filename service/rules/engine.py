@@ -96,7 +96,7 @@ def deal(state: GameState) -> list[Event]:
         if holder is None:
             # Players draw in turn until the engine appears (round 1 from seat 0, later rounds
             # from the seat after the previous starter); drawn tiles stay in the drawer's hand.
-            s = 0 if state.starter is None else (state.starter + 1) % n
+            s = 0 if r == 1 or state.starter is None else (state.starter + 1) % n
             while True:
                 tile = boneyard.pop(0)
                 hands[s].append(tile)  # sorted below
