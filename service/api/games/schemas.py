@@ -146,9 +146,13 @@ class PositionSchema(ResponseSchema):
     format = ma.fields.String(required=True, metadata={"example": "mexican-train-position/1"})
     players = ma.fields.List(ma.fields.String(), required=True)
     rules = ma.fields.Dict(required=True)
-    round = ma.fields.Integer(required=True)
-    engine = ma.fields.Integer(required=True)
-    turn = ma.fields.Integer(required=True)
+    round = ma.fields.Integer(required=True, metadata={"description": "0 before the first deal"})
+    engine = ma.fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null before the first deal"}
+    )
+    turn = ma.fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null between rounds"}
+    )
     opened = ma.fields.List(ma.fields.Boolean(), required=True)
     hands = ma.fields.List(ma.fields.List(out_tile()), required=True)
     boneyard = ma.fields.List(out_tile(), required=True)

@@ -1,0 +1,70 @@
+"""Every 2xx body of a whole game, in every state, is valid against the committed OpenAPI
+response schema of its operation: clients generate code from that document."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import jsonschema_rs
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
+
+from tests.api.conftest import Game, bearer, new_game
+
+SPEC = json.loads((Path(__file__).resolve().parents[2] / "openapi" / "openapi.json").read_text())
+
+
+def check(template: str, method: str, r: TestResponse) -> None:
+    """``r`` is documented: its status is listed and its body fits the listed schema."""
+    op = SPEC["paths"][template][method]
+    assert str(r.status_code) in op["responses"], (template, method, r.status_code)
+    response = op["responses"][str(r.status_code)]
+    schema = response["content"]["application/json"]["schema"]
+    validator = jsonschema_rs.Draft202012Validator({**schema, "components": SPEC["components"]})
+    errors = [f"{e.instance_path}: {e.message}" for e in validator.iter_errors(r.json)]
+    assert not errors, (template, method, errors[:5])
+
+
+def observe(game: Game) -> None:
+    """Check every read of the game, anonymous, as each seat and as the host."""
+    base = "/api/v1/games/{game_id}"
+    for tok in [None, *game.seats, game.host]:
+        check(base, "get", game.client.get(game.url, headers=bearer(tok) if tok else {}))
+        check(base + "/score", "get", game.client.get(game.url + "/score"))
+    for tok in game.seats:
+        r = game.client.get(game.url + "/legal-moves", headers=bearer(tok))
+        check(base + "/legal-moves", "get", r)
+    r = game.client.get(game.url + "/position", headers=bearer(game.host))
+    check(base + "/position", "get", r)
+
+
+def test_responses_fit_the_committed_spec(client: FlaskClient) -> None:
+    rng = random.Random(3)
+    r = client.post("/api/v1/games", json={"players": ["ann", "bo"], "options": {"set": 6}})
+    check("/api/v1/games", "post", r)
+    game = new_game(client, players=["ann", "bo"], options={"set": 6, "rounds": 2}, seed=8)
+    base = "/api/v1/games/{game_id}"
+    paths = {"play": "/play", "draw": "/draw", "mark": "/mark", "end_turn": "/end-turn"}
+    states: set[str] = set()
+    for _ in range(400):
+        view = game.view()
+        states.add(view["status"])
+        observe(game)
+        if view["status"] == "game_over":
+            break
+        if view["status"] != "in_round":
+            check(base + "/deal", "post", game.deal())
+            continue
+        seat = view["turn"]
+        move = rng.choice(game.legal(seat))
+        if rng.random() < 0.5:
+            check(base + "/moves", "post", game.move(seat, move))
+            continue
+        body = {k: v for k, v in move.items() if k != "action"} or None
+        r = client.post(
+            game.url + paths[move["action"]], json=body, headers=bearer(game.seats[seat])
+        )
+        check(base + paths[move["action"]], "post", r)
+    assert states == {"waiting_deal", "in_round", "round_over", "game_over"}
