@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import swagger_ui_bundle
 from flask import Flask, Response, request, send_from_directory
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.store import GameStore, connect
 
@@ -80,11 +81,20 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     @app.before_request
     def require_json_body() -> None:
         """A body that is not JSON is refused up front (415) rather than read as missing."""
-        if (
-            request.method in {"POST", "PUT", "PATCH"}
-            and (request.content_length or 0) > 0
-            and not request.is_json
-        ):
+        if request.method not in {"POST", "PUT", "PATCH"}:
+            return
+        if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+            # No Content-Length to check: read the body (cached for the parser). Werkzeug
+            # stops at MAX_CONTENT_LENGTH without an error, so a body that reaches it is
+            # taken as longer, not silently cut.
+            data = request.get_data(cache=True)
+            limit = request.max_content_length
+            if limit is not None and len(data) >= limit:
+                raise RequestEntityTooLarge()
+            has_body = bool(data)
+        else:
+            has_body = (request.content_length or 0) > 0
+        if has_body and not request.is_json:
             raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
 
     # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).

@@ -240,3 +240,51 @@ def test_routes_and_methods(client: FlaskClient, game: Game) -> None:
     assert "POST" in r.headers["Allow"]
     check(client.delete(game.url), 405, "method_not_allowed")
     check(client.put("/api/v1/games"), 405, "method_not_allowed")
+
+
+def test_chunked_body_that_is_not_json(live_server: str) -> None:
+    """A body sent with Transfer-Encoding: chunked (no Content-Length) is held to the same
+    415 as any other: it must not be ignored (and the deal applied) on a real server."""
+    import requests
+
+    api = live_server + "/api/v1/games"
+    created = requests.post(api, json={"players": ["ann", "bo"]}, timeout=10).json()
+    url = f"{api}/{created['game_id']}"
+    host = bearer(created["host_token"])
+
+    def chunks() -> Any:
+        yield b"deal=please"
+
+    r = requests.post(
+        url + "/deal", data=chunks(), headers={**host, "Content-Type": "text/plain"}, timeout=10
+    )
+    assert r.status_code == 415 and r.headers["Content-Type"] == "application/problem+json"
+    assert r.json()["code"] == "unsupported_media_type"
+    r = requests.post(api, data=chunks(), timeout=10)  # no Content-Type at all
+    assert r.status_code == 415 and r.headers["Content-Type"] == "application/problem+json"
+    assert r.json()["code"] == "unsupported_media_type"
+    assert requests.get(url, timeout=10).json()["version"] == 1
+    # A chunked JSON body is still read.
+    r = requests.post(
+        url + "/deal",
+        data=iter([b"{", b"}"]),
+        headers={**host, "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    # An empty chunked body is no body; a huge one is 413 like any other.
+    r = requests.post(url + "/deal", data=iter([]), headers=host, timeout=10)
+    assert r.status_code == 409, r.text  # round in progress: the body was not the problem
+    big = iter([b"x" * 65536] * 64)
+    r = requests.post(
+        url + "/deal", data=big, headers={**host, "Content-Type": "text/plain"}, timeout=10
+    )
+    assert r.status_code == 413, r.text
+    # Nor is a chunked JSON body over the limit cut to the limit and read: valid JSON padded
+    # with spaces would otherwise be accepted whatever its size.
+    padded = [b'{"players": ["ann", "bo"]}'] + [b" " * 65536] * 4
+    r = requests.post(
+        api, data=iter(padded), headers={"Content-Type": "application/json"}, timeout=10
+    )
+    assert r.status_code == 413, r.text
+    assert r.headers["Content-Type"] == "application/problem+json"
