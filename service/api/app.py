@@ -22,6 +22,12 @@ from .store_access import STORE_EXTENSION
 API_PREFIX = "/api/v1"
 SPEC_PATH = "api/v1/openapi.json"
 DOCS_STATIC = "/docs/static/"
+CORS_REQUEST_HEADERS = (
+    "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID"
+)
+CORS_EXPOSED_HEADERS = (
+    "ETag, Location, Retry-After, Idempotent-Replayed, WWW-Authenticate, X-Request-ID"
+)
 
 
 def spec_json(api: ProblemApi) -> bytes:
@@ -96,6 +102,31 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             has_body = (request.content_length or 0) > 0
         if has_body and not request.is_json:
             raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
+
+    @app.after_request
+    def vary_by_token(response: Response) -> Response:
+        """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
+        is the version alone: caches must key on Authorization too."""
+        if request.path.startswith(API_PREFIX + "/games"):
+            response.vary.add("Authorization")
+        return response
+
+    @app.after_request
+    def cors(response: Response) -> Response:
+        """Browser front ends on other origins may call the API. Any origin: credentials are
+        bearer tokens the page sends itself, never cookies."""
+        if not request.path.startswith(API_PREFIX) or "Origin" not in request.headers:
+            return response
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            response.headers["Access-Control-Allow-Methods"] = response.headers.get(
+                "Allow", "GET, POST, OPTIONS"
+            )
+            response.headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
+            response.headers["Access-Control-Max-Age"] = "600"
+        else:
+            response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
+        return response
 
     # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
     init_observability(app)

@@ -110,3 +110,54 @@ def test_deal_events_hide_drawn_tiles(client: FlaskClient) -> None:
         if seen >= 3:
             return
     raise AssertionError("no deal with draws in 40 seeds")
+
+
+def test_responses_vary_by_token(client: FlaskClient) -> None:
+    """One URL, one ETag ("<version>"), but a body that depends on the bearer token: caches
+    (a browser's, shared by the seats of a hot-seat front end) must key on Authorization, or
+    seat 1's revalidation (If-None-Match -> 304) would serve seat 0's stored view and hand."""
+    game = dealt_game(client, seed=5)
+    v = game.version()
+    seat0 = client.get(game.url, headers=bearer(game.seats[0]))
+    assert "authorization" in seat0.headers.get("Vary", "").lower()
+    r = client.get(game.url, headers={**bearer(game.seats[1]), "If-None-Match": f'"{v}"'})
+    assert r.status_code == 304
+    assert "authorization" in r.headers.get("Vary", "").lower()
+    turn = game.view()["turn"]
+    reads = [
+        client.get(game.url),
+        client.get(game.url + "/legal-moves", headers=bearer(game.seats[turn])),
+        client.get(game.url + "/score"),
+        client.get(game.url + "/position", headers=bearer(game.host)),
+        game.move(turn, game.legal(turn)[0]),
+        client.get(game.url + "/position"),  # a 401 varies by token too
+    ]
+    for r in reads:
+        assert "authorization" in r.headers.get("Vary", "").lower(), (r.status_code, r.json)
+
+
+def test_browser_front_ends_on_other_origins(client: FlaskClient) -> None:
+    """Third-party front ends run in browsers on their own origins: CORS lets them call the
+    API (bearer tokens, no cookies, so any origin may) and read ETag and Location."""
+    origin = {"Origin": "https://front.example"}
+    pre = client.options(
+        "/api/v1/games/abcdefgh1234/play",
+        headers={
+            **origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, if-match",
+        },
+    )
+    assert pre.status_code in (200, 204)
+    assert pre.headers["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in pre.headers["Access-Control-Allow-Methods"]
+    allowed = pre.headers["Access-Control-Allow-Headers"].lower()
+    for name in ("authorization", "content-type", "if-match", "if-none-match", "idempotency-key"):
+        assert name in allowed
+    r = client.post("/api/v1/games", json={"players": ["ann", "bo"]}, headers=origin)
+    assert r.status_code == 201 and r.headers["Access-Control-Allow-Origin"] == "*"
+    exposed = r.headers["Access-Control-Expose-Headers"].lower()
+    for name in ("etag", "location", "retry-after", "idempotent-replayed"):
+        assert name in exposed
+    r = client.get("/api/v1/games/abcdefgh1234", headers=origin)  # problems too
+    assert r.status_code == 404 and r.headers["Access-Control-Allow-Origin"] == "*"
