@@ -175,10 +175,33 @@ def test_idempotent_create(client: FlaskClient, redis_client: redis.Redis) -> No
     other = client.post("/api/v1/games", json=body, headers={"Idempotency-Key": '"other"'})
     assert other.json["game_id"] != first.json["game_id"]
     # The kept answer is sealed: no token appears in Redis in clear, and it expires.
-    name = K.create_key("6f1c2b7e-create")
-    blob = redis_client.get(name)
-    assert blob and 0 < redis_client.ttl(name) <= 24 * 3600
+    names = list(redis_client.scan_iter(match=K.PREFIX + "\\{create:*"))
+    assert len(names) == 2  # the first answer and "other"'s
     tokens = [first.json["host_token"], *(s["token"] for s in first.json["seats"])]
-    assert not any(t.encode() in blob for t in tokens)
+    for name in names:
+        blob = redis_client.get(name)
+        assert blob and 0 < redis_client.ttl(name) <= 24 * 3600
+        assert not any(t.encode() in blob for t in tokens)
     game = Game(client, first.json)
     assert game.view(game.seats[0])["players"][0]["name"] == "ann"
+
+
+def test_idempotent_create_is_bound_to_the_request(client: FlaskClient) -> None:
+    """``POST /games`` has no caller identity to scope its Idempotency-Key, and its answer
+    holds every token of the game. Someone who reuses (or guesses) another client's key with
+    another request must get a game of their own, not the first caller's tokens; a genuine
+    retry (same body, whatever its key order) still gets the first answer."""
+    key = {"Idempotency-Key": '"create-1"'}
+    first = client.post("/api/v1/games", json={"players": ["ann", "bo"], "seed": 3}, headers=key)
+    assert first.status_code == 201
+    retry = client.post(
+        "/api/v1/games",
+        data='{"seed": 3, "players": ["ann", "bo"]}',
+        headers={**key, "Content-Type": "application/json"},
+    )
+    assert retry.status_code == 201 and retry.data == first.data
+    other = client.post("/api/v1/games", json={"players": ["eve", "mal"]}, headers=key)
+    assert other.status_code == 201
+    assert other.json["game_id"] != first.json["game_id"]
+    assert other.json["host_token"] != first.json["host_token"]
+    assert "Idempotent-Replayed" not in other.headers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -58,6 +59,11 @@ class Games(MethodView):
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
         key = idempotency_key()
+        if key is not None:
+            # No caller identity scopes this key, and the answer holds every token: bind it to
+            # the request too, so reusing someone's key with another body makes a new game.
+            canonical = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+            key += "\n" + hashlib.sha256(canonical).hexdigest()
         if key is not None and (kept := store().kept_create(key)) is not None:
             return replay_response(kept)
         if "position" in body:
