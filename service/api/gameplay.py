@@ -25,7 +25,7 @@ from service.store import (
 from .observability import record_cas_conflict, record_move
 from .problems import ApiError
 from .store_access import store
-from .web import bearer_token, idempotency_key, if_match_ok, json_response
+from .web import bearer_token, if_match_ok, json_response, request_idempotency_key
 
 Need = Literal["seat", "host"] | None
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Bearer realm="mexican-train"'}
@@ -71,7 +71,7 @@ def load_game(game_id: str, need: Need = None, *, mutating: bool = False) -> Loa
         raise ApiError(
             401, "missing_token", "This request needs a bearer token.", headers=UNAUTHORIZED_HEADERS
         )
-    key = idempotency_key() if mutating else None
+    key = request_idempotency_key() if mutating else None
     try:
         record = store().load(game_id, token=token, idempotency_key=key)
     except GameNotFound:

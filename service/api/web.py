@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -78,6 +79,24 @@ def idempotency_key() -> str | None:
             'Idempotency-Key must be a quoted string such as "f3a9c0" (1 to 255 characters).',
         )
     return key
+
+
+def request_idempotency_key() -> str | None:
+    """The Idempotency-Key bound to this request (its path and body, JSON key order aside).
+
+    A key names one request: the same key on another endpoint or with another body (a client
+    reusing one key for every deal, or someone guessing another's key) is a new request, never
+    a replay of a different answer."""
+    key = idempotency_key()
+    if key is None:
+        return None
+    data = request.get_data(cache=True)
+    try:
+        canonical = orjson.dumps(orjson.loads(data), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        canonical = data  # empty or not JSON: the bytes themselves name the request
+    digest = hashlib.sha256(request.path.encode() + b"\n" + canonical).hexdigest()
+    return f"{key}\n{digest}"
 
 
 def parse_etags(header: str) -> list[tuple[bool, str]] | None:

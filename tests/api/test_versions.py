@@ -84,6 +84,25 @@ def test_idempotency_key(client: FlaskClient, redis_client: redis.Redis) -> None
     )
 
 
+def test_idempotency_key_names_one_request(client: FlaskClient) -> None:
+    """A key names one request (endpoint and body): the same key sent by the same seat with
+    another request is judged afresh, never answered with the first request's response."""
+    game = dealt_game(client, players=["ann", "bo"], seed=8)
+    seat = game.view()["turn"]
+    move = first_move(game, seat)
+    hdr = {"Idempotency-Key": '"move-key"'}
+    first = game.move(seat, move, **hdr)
+    assert first.status_code == 200
+    assert game.move(seat, move, **hdr).data == first.data  # a true retry is replayed
+    version = game.version()
+    for path, body in (("/moves", {"action": "end_turn"}), ("/draw", None), ("/mark", None)):
+        r = client.post(game.url + path, json=body, headers={**bearer(game.seats[seat]), **hdr})
+        assert "Idempotent-Replayed" not in r.headers, path
+        assert r.data != first.data, path
+    # Only what was legal applied; a replay would have changed nothing either way.
+    assert game.version() >= version
+
+
 def test_idle_games_expire_and_actions_renew(
     redis_server: RedisServer, redis_client: redis.Redis
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import orjson
@@ -18,7 +17,7 @@ from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, res
 from ..gameplay import commit, load_game, replay_response
 from ..parsing import Blueprint
 from ..store_access import store
-from ..web import idempotency_key, if_none_match_hit, json_response
+from ..web import if_none_match_hit, json_response, request_idempotency_key
 from .schemas import (
     ActionResultSchema,
     CreatedGameSchema,
@@ -58,12 +57,9 @@ class Games(MethodView):
     @problems(400, 413, 415, 422, 429)
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
-        key = idempotency_key()
-        if key is not None:
-            # No caller identity scopes this key, and the answer holds every token: bind it to
-            # the request too, so reusing someone's key with another body makes a new game.
-            canonical = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-            key += "\n" + hashlib.sha256(canonical).hexdigest()
+        # No caller identity scopes this key, and the answer holds every token: the key is
+        # bound to the request, so reusing someone's key with another body makes a new game.
+        key = request_idempotency_key()
         if key is not None and (kept := store().kept_create(key)) is not None:
             return replay_response(kept)
         if "position" in body:
