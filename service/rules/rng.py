@@ -58,5 +58,7 @@ class SplitMix64:
 
 
 def random_seed() -> int:
-    """A fresh 63-bit seed (fits a signed 64-bit integer in any JSON client)."""
-    return secrets.randbits(63)
+    """A fresh 53-bit seed: an exact integer in every JSON client, JavaScript's doubles included,
+    so a position exported and re-imported by any client keeps its future deals. Seeds up to
+    ``MAX_SEED`` are still accepted when given."""
+    return secrets.randbits(53)

@@ -312,8 +312,8 @@ def test_s4_same_seed_same_game_and_random_seed_is_stored() -> None:
     c = new_game(["a", "b", "c"], seed=100)
     deal(c)
     assert c.hands != a.hands
-    d = new_game(["a", "b", "c"])
-    assert 0 <= d.seed < 2**63
+    # Chosen seeds stay exact in JavaScript (2**53), so any client round-trips a position.
+    assert all(0 <= new_game(["a", "b", "c"]).seed < 2**53 for _ in range(200))
 
 
 def _first_seed(preset: str, n: int, predicate: Any) -> tuple[int, Any, list[Any]]:
