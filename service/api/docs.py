@@ -32,10 +32,10 @@ HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
         "in": "header",
         "required": False,
         "description": (
-            'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry with the same key '
-            "and token returns the first response (kept 24 h) and applies nothing. On "
-            "`POST /games` (no token) the key is bound to the request body, and the answer "
-            "holds every token: send a random key (a UUID)."
+            'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry of the same '
+            "request (same key, token, endpoint and body) returns the first response (kept "
+            "24 h) and applies nothing; the same key on another request is judged afresh. "
+            "The answer to `POST /games` holds every token: send a random key (a UUID)."
         ),
         "schema": {"type": "string"},
     },
