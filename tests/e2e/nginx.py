@@ -6,7 +6,6 @@ the listen port and the temp folders, so the tests exercise the configuration th
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -15,8 +14,9 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-import pytest
 import requests
+
+from tests.debian import ensure_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
@@ -37,36 +37,7 @@ def find_nginx() -> str | None:
 
 def ensure_nginx() -> str:
     """The nginx binary; on a fresh CI machine (root, Debian) install ``nginx-light`` first."""
-    found = find_nginx()
-    if found:
-        return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("nginx is not installed and cannot be installed here (needs root and apt-get)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    wait_for_lock = ["-o", "DPkg::Lock::Timeout=300"]
-    # xdist workers may both get here on a fresh machine: one installs, the other waits.
-    with open(os.path.join(tempfile.gettempdir(), "mt-nginx-install.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if find_nginx() is None:
-            subprocess.run(
-                ["apt-get", *wait_for_lock, "update", "-qq"],
-                check=True,
-                env=env,
-                capture_output=True,
-            )
-            install = ["apt-get", *wait_for_lock, "install", "-y", "-qq", "--no-install-recommends"]
-            for package in ("nginx-light", "nginx"):
-                done = subprocess.run(
-                    [*install, package],
-                    env=env,
-                    capture_output=True,
-                )
-                if done.returncode == 0 and find_nginx():
-                    break
-    found = find_nginx()
-    if found is None:
-        pytest.fail("apt-get could not install nginx")
-    return found
+    return ensure_tool("nginx", find_nginx, ("nginx-light", "nginx"))
 
 
 def render_config(
