@@ -1,34 +1,33 @@
 """gunicorn settings for the API (``gunicorn -c deploy/gunicorn.conf.py service.api.wsgi:app``).
 
-Environment: PORT (default 8000), BIND (overrides PORT), WEB_CONCURRENCY (workers, default one
+Environment: PORT (default 8000), BIND (overrides PORT), WEB_CONCURRENCY (workers, default two
 per CPU this process may use, cgroup CPU quota included), GUNICORN_THREADS (threads per worker,
-default 4; 1 = sync workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path
+default 2; 1 = sync workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path
 or "-": gunicorn's own JSON access log, off by default: the app logs one JSON line per request).
 
 Worker class and count, from measurement (``python -m tests.deploy.bench_workers``: the real app
 on a private Redis, wrk with 32 keep-alive connections over 200 dealt games, a mix of seat view,
 legal-moves and refused POST /moves; each configuration 4 runs of 6 s, interleaved, on this
-2-CPU machine shared with other jobs (load average 10-17), so requests/s swing 2-3x between runs
-while gunicorn's own CPU time per request is steadier):
+2-CPU machine). Two runs:
 
-    configuration               req/s median (min-max)   gunicorn CPU ms/request
-    sync -w 2                      972  (790-2055)        0.79
-    sync -w 4                     1275  (832-1587)        0.91
-    sync -w 8                      769  (314-1168)        1.40
-    gthread -w 2 --threads 4      1296  (702-1983)        0.77
-    gthread -w 4 --threads 2      1134  (859-1190)        0.80
-    sync -w 4, request log on     1264  (418-1613)        1.09   (*)
-
-(*) mostly noise: timed in-process, the per-request JSON log line costs 10-30 us.
+    configuration               quiet machine (load ~2)          shared machine (load 10-17)
+                                req/s median (min-max)  CPU ms   req/s median (min-max)  CPU ms
+    sync -w 2                      2376 (2348-2405)     0.67       972  (790-2055)      0.79
+    sync -w 4                      2448 (2351-2546)     0.72      1275  (832-1587)      0.91
+    sync -w 8                      1719 (1713-1726)     1.08       769  (314-1168)      1.40
+    gthread -w 2 --threads 4       1820 (1017-2622)     0.90      1296  (702-1983)      0.77
+    gthread -w 4 --threads 2       2390 (2315-2466)     0.74      1134  (859-1190)      0.80
+    sync -w 4, request log on      2189 (2013-2364)     0.81      1264  (418-1613)      1.09
 
 - A request costs under 1 ms of CPU (decode the state, run the engine, encode JSON) plus one or
-  two Redis round trips. One Python process runs one thread at a time, so CPU work scales with
-  processes, and processes beyond the CPUs only add switching: sync -w 8 spends 1.8x the CPU
-  per request of -w 2 and serves less.
-- At one worker per CPU, gthread costs no more CPU than sync, had the best median throughput,
-  overlaps one thread's Redis wait with another's work, and keeps connections open (a sync
-  worker closes each one, wasting nginx's upstream keep-alive).
-- Hence one gthread worker per CPU, 4 threads each. Scale out with instances, not workers.
+  two Redis round trips. Processes beyond two per CPU only add switching: sync -w 8 spends 1.5x
+  the CPU per request of -w 2 and serves less.
+- On the quiet machine, two processes per CPU win: sync -w 4 and gthread -w 4 --threads 2 are
+  within each other's range (2448 vs 2390 req/s, 0.72 vs 0.74 ms CPU). Four threads in one
+  process per CPU were 25% slower and erratic (1017-2622): the threads fight for one GIL.
+- Of the two, gthread keeps nginx's upstream keep-alive connections open (a sync worker closes
+  each one) and a slow client holds one thread, not a whole process.
+- Hence two gthread workers per CPU, 2 threads each. Scale out with instances, not workers.
 """
 
 import os
@@ -60,8 +59,8 @@ def _usable_cpus() -> int:
     return cpus
 
 
-workers = int(os.environ.get("WEB_CONCURRENCY") or _usable_cpus())
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _usable_cpus())
+threads = int(os.environ.get("GUNICORN_THREADS", "2"))
 worker_class = "sync" if threads == 1 else "gthread"
 wsgi_app = "service.api.wsgi:app"
 # Finish requests in flight on SIGTERM before exiting (rolling deploys, make run's Ctrl-C).
