@@ -23,7 +23,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from service.rules.errors import IllegalMove, InvalidMove, InvalidRules
-from service.rules.options import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
+from service.rules.options import (
+    MAX_NAME_LENGTH,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    resolve_rules,
+    valid_name,
+)
 from service.rules.rng import MAX_SEED, SplitMix64, random_seed
 from service.rules.state import MEXICAN, GameState
 from service.rules.tiles import (
@@ -55,8 +61,8 @@ def new_game(
     if isinstance(players, str) or not isinstance(players, Sequence):
         raise InvalidRules("players must be a list of names")
     names = list(players)
-    if not all(isinstance(p, str) and p.strip() for p in names):
-        raise InvalidRules("every player name must be a non-empty string")
+    if not all(valid_name(p) for p in names):
+        raise InvalidRules(f"every player name must be 1 to {MAX_NAME_LENGTH} printable characters")
     if not MIN_PLAYERS <= len(names) <= max(MAX_PLAYERS.values()):
         raise InvalidRules(
             f"a game has {MIN_PLAYERS} to {max(MAX_PLAYERS.values())} players, not {len(names)}"

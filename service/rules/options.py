@@ -16,6 +16,19 @@ from service.rules.errors import InvalidRules
 PRESETS: tuple[str, ...] = ("standard", "tournament", "classic")
 SETS: tuple[int, ...] = (6, 9, 12, 15, 18)
 MIN_PLAYERS = 2
+MAX_NAME_LENGTH = 40
+
+
+def valid_name(name: object) -> bool:
+    """A player name: 1 to 40 printable characters, not only spaces (views show it verbatim)."""
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= MAX_NAME_LENGTH
+        and name.isprintable()
+        and not name.isspace()
+    )
+
+
 MAX_PLAYERS = {"standard": 14, "tournament": 14, "classic": 10}
 
 ENUMS: dict[str, tuple[str, ...]] = {

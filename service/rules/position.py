@@ -14,7 +14,13 @@ from typing import Any
 
 from service.rules.engine import winners
 from service.rules.errors import InvalidPosition, InvalidRules
-from service.rules.options import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
+from service.rules.options import (
+    MAX_NAME_LENGTH,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    resolve_rules,
+    valid_name,
+)
 from service.rules.rng import MAX_SEED, random_seed
 from service.rules.state import MEXICAN, STATUSES, GameState
 from service.rules.tiles import Tile, full_set, parse_tile
@@ -116,9 +122,12 @@ def import_position(doc: Any) -> GameState:
     if (
         not isinstance(players, list)
         or not MIN_PLAYERS <= len(players) <= top_players
-        or not all(isinstance(p, str) and p.strip() for p in players)
+        or not all(valid_name(p) for p in players)
     ):
-        raise _fail(f"'players' must be a list of {MIN_PLAYERS} to {top_players} non-empty names")
+        raise _fail(
+            f"'players' must be a list of {MIN_PLAYERS} to {top_players} names of 1 to "
+            f"{MAX_NAME_LENGTH} printable characters"
+        )
     n = len(players)
     spec = doc.get("rules")
     if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):

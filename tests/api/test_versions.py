@@ -156,6 +156,10 @@ def test_position_export_import(client: FlaskClient) -> None:
     r = client.post("/api/v1/games", json={"position": broken})
     assert r.status_code == 422 and r.json["code"] == "invalid_position"
     assert r.json["detail"]
+    # Names follow the same rule as on create (1 to 40 printable characters).
+    long_name = {**position, "players": ["x" * 5000, *position["players"][1:]]}
+    r = client.post("/api/v1/games", json={"position": long_name})
+    assert r.status_code == 422 and "1 to 40 printable" in r.json["detail"]
 
 
 def test_rate_limit_per_token(redis_server: RedisServer, redis_client: redis.Redis) -> None:

@@ -10,6 +10,7 @@ import pytest
 from service.rules import (
     CorruptState,
     InvalidPosition,
+    InvalidRules,
     Move,
     apply,
     deal,
@@ -96,6 +97,9 @@ def _broken(mutate: Any) -> dict[str, Any]:
         (lambda d: d.update(turn_state={"drawn": "no"}), "turn_state"),
         (lambda d: d.update(turn_state={"must_follow": "0", "tiles_played": 1}), "must_follow"),
         (lambda d: d.update(hands=[[[9, 4], [4, 4]], [], [[0, 0], [3, 9]], [1, 2]]), "hands"),
+        (lambda d: d["players"].__setitem__(1, "b" * 41), "1 to 40 printable"),
+        (lambda d: d["players"].__setitem__(1, "bo\x00"), "1 to 40 printable"),
+        (lambda d: d["players"].__setitem__(1, "   "), "1 to 40 printable"),
     ],
 )
 def test_s9_import_refuses_impossible_positions(mutate: Any, reason: str) -> None:
@@ -237,3 +241,11 @@ def test_s9_copy_is_independent() -> None:
     apply(twin, seat, legal_moves(twin, seat)[0])
     assert dumps(state) == before and dumps(twin) != before
     assert legal_moves(state, seat) and legal_moves(new_game(["a", "b"], seed=1), 0) == []
+
+
+def test_s2_player_names_are_short_printable_text_on_create_and_import() -> None:
+    """One rule for names whichever way a game starts: views show them verbatim."""
+    assert new_game(["ann", "b" * 40, "Zoë 🚂"], seed=1).players[1] == "b" * 40
+    for bad in ("b" * 41, "bo\x00", "\t", ""):
+        with pytest.raises(InvalidRules, match="1 to 40 printable"):
+            new_game(["ann", bad], seed=1)
