@@ -13,9 +13,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import redis
+
+from service.managed import Managed
 
 
 def find_redis_server() -> str:
@@ -41,7 +43,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class RedisServer:
+class RedisServer(Managed):
     """A ``redis-server`` child process on a free loopback port or a unix socket.
 
     ``with RedisServer() as srv: redis.Redis.from_url(srv.url)``. Data lives in ``data_dir``
@@ -75,7 +77,7 @@ class RedisServer:
             return f"unix://{self.unix_socket}"
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 10.0) -> RedisServer:
+    def start(self, timeout: float = 10.0) -> Self:
         args = [
             find_redis_server(),
             "--port",
@@ -129,14 +131,3 @@ class RedisServer:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

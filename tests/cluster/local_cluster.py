@@ -9,11 +9,12 @@ from __future__ import annotations
 import random
 import socket
 import time
-from types import TracebackType
+from typing import Self
 
 import redis
 from redis.cluster import RedisCluster
 
+from service.managed import Managed
 from service.store.redis_server import RedisServer
 
 SLOTS = 16384
@@ -39,7 +40,7 @@ def _cluster_ports(count: int) -> list[int]:
     return ports
 
 
-class LocalRedisCluster:
+class LocalRedisCluster(Managed):
     """``with LocalRedisCluster() as c: RedisCluster.from_url(c.url)``; ``c.url`` names node 0."""
 
     def __init__(self, masters: int = 3) -> None:
@@ -54,7 +55,7 @@ class LocalRedisCluster:
     def urls(self) -> list[str]:
         return [n.url for n in self.nodes]
 
-    def start(self, timeout: float = 30.0) -> LocalRedisCluster:
+    def start(self, timeout: float = 30.0) -> Self:
         try:
             for port in _cluster_ports(self.masters):
                 node = RedisServer(
@@ -104,14 +105,3 @@ class LocalRedisCluster:
         for node in self.nodes:
             node.stop()
         self.nodes = []
-
-    def __enter__(self) -> LocalRedisCluster:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -14,19 +14,19 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import orjson
 import requests
 
+from service.managed import Managed
 from service.store.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 
 
-class Instance:
+class Instance(Managed):
     def __init__(
         self,
         redis_url: str,
@@ -54,7 +54,7 @@ class Instance:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> Instance:
+    def start(self, timeout: float = 30.0) -> Self:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF)],
@@ -113,17 +113,6 @@ class Instance:
                 if isinstance(doc, dict) and doc.get("event") == "request":
                     lines.append(doc)
         return lines
-
-    def __enter__(self) -> Instance:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def metric_total(text: str, name: str, **labels: str) -> float:

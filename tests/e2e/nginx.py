@@ -12,10 +12,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import requests
 
+from service.managed import Managed
 from tests.debian import ensure_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +83,7 @@ def check_config(binary: str, conf: Path, workdir: Path) -> subprocess.Completed
     )
 
 
-class Nginx:
+class Nginx(Managed):
     """nginx in the foreground on 127.0.0.1:``port``; its JSON access log goes to ``access_log``."""
 
     def __init__(self, upstream_ports: list[int], port: int, workdir: Path) -> None:
@@ -101,7 +102,7 @@ class Nginx:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 10.0) -> Nginx:
+    def start(self, timeout: float = 10.0) -> Self:
         checked = check_config(self.binary, self.conf, self.workdir)
         assert checked.returncode == 0, checked.stderr
         with self.access_log.open("ab") as out, self.error_log.open("ab") as err:
@@ -142,14 +143,3 @@ class Nginx:
                 self.proc.wait()
         self.proc = None
         shutil.rmtree(self.temp, ignore_errors=True)
-
-    def __enter__(self) -> Nginx:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
