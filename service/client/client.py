@@ -1,4 +1,4 @@
-"""A small typed client for the Mexican Train HTTP API (``/work/shared/API.md``).
+"""A small typed client for the Mexican Train HTTP API (``docs/api.md``).
 
 Retries are safe by construction: every mutating call carries an ``Idempotency-Key`` generated
 once per logical call and reused on each retry, so a request whose response was lost applies at

@@ -1,0 +1,243 @@
+"""The repository stands on its own: no tracked file names a path outside it, every relative
+link of the README and of ``docs/`` resolves (anchors included), and the deterministic-deal test
+vectors of ``docs/rules.md`` are what the engine computes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from service.rules.rng import SplitMix64
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Absolute paths of one machine: a working tree, a home directory. Legitimate absolute paths
+# (/usr/bin/chromium, /etc/ssl, /proc, /tmp, /sys/fs/cgroup, URL paths like /api/v1) do not match.
+_ABSOLUTE = re.compile(
+    r"(?<![\w.~/-])/(?:work|home|root|Users)(?=/|\s|$|[\"'`)\]])"  # a work tree, a home
+    r"|(?<![^\s\"'`(=:])~/"  # a home directory, written with a tilde
+)
+# A run of "../" at the start of a path (".../x" and "a/../b" are not relative paths).
+_PARENT = re.compile(r"(?<![^\s\"'`(=:\[<])((?:\.\./)+)([^\s\"'`)\]>]*)")
+_LICENCE = re.compile(r"(LICEN[CS]E|COPYING|NOTICE)(\.\w+)?", re.IGNORECASE)
+
+# Markdown links and images, inline ``[text](target "title")`` and reference ``[id]: target``.
+_INLINE_LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REF_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", re.MULTILINE)
+_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,}).*?^\1\2\s*$", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.MULTILINE)
+
+
+def tracked_files(root: Path = ROOT) -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True
+    ).stdout
+    return [name for name in out.decode().split("\0") if name]
+
+
+def vendored_dirs(files: list[str]) -> set[str]:
+    """Folders below the root that carry their own licence: third-party code kept verbatim."""
+    return {
+        str(Path(name).parent)
+        for name in files
+        if _LICENCE.fullmatch(Path(name).name) and str(Path(name).parent) != "."
+    }
+
+
+def own_text_files(root: Path, files: list[str]) -> dict[str, str]:
+    """The text of every tracked file the project writes (vendored and binary files aside)."""
+    vendored = vendored_dirs(files)
+    texts = {}
+    for name in files:
+        path = Path(name)
+        if any(str(parent) in vendored for parent in path.parents) or name.endswith(".map"):
+            continue
+        try:
+            texts[name] = (root / name).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary, or deleted in the working tree
+    return texts
+
+
+def outside_paths(root: Path, name: str, text: str) -> list[str]:
+    """Each mention in ``text`` (of the tracked file ``name``) of a path outside ``root``."""
+    found = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for m in _ABSOLUTE.finditer(line):
+            found.append(f"{name}:{lineno}: absolute path {line[m.start() : m.start() + 40]!r}")
+        for m in _PARENT.finditer(line):
+            target = ((root / name).parent / (m.group(1) + m.group(2))).resolve()
+            if not target.is_relative_to(root.resolve()):
+                found.append(f"{name}:{lineno}: {m.group(0)!r} leaves the repository")
+    return found
+
+
+def strip_code(markdown: str) -> str:
+    """Markdown without fenced code blocks and code spans (their text is not links)."""
+    return _CODE_SPAN.sub("", _FENCE.sub("", markdown))
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as dashes."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link counts by its text
+    text = text.replace("`", "").strip().lower()
+    kept = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LN")
+    return kept.replace(" ", "-")
+
+
+def anchors(markdown: str) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in _HEADING.findall(_FENCE.sub("", markdown)):
+        slug = github_slug(heading)
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def broken_links(root: Path, name: str, files: list[str]) -> list[str]:
+    """Relative links of the markdown file ``name`` whose file or heading does not exist."""
+    text = (root / name).read_text(encoding="utf-8")
+    prose = strip_code(text)
+    targets = _INLINE_LINK.findall(prose) + _REF_LINK.findall(prose)
+    tracked = set(files)
+    folders = {str(parent) for f in files for parent in Path(f).parents}
+    problems = []
+    for target in targets:
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
+            continue  # http:, https:, mailto:: not a file of this repository
+        path_part, _, anchor = target.partition("#")
+        if path_part:
+            resolved = ((root / name).parent / path_part).resolve()
+            if not resolved.is_relative_to(root.resolve()):
+                problems.append(f"{name}: {target} leaves the repository")
+                continue
+            rel = str(resolved.relative_to(root.resolve()))
+            if rel not in tracked and rel not in folders:
+                problems.append(f"{name}: {target} is not a file of the repository")
+                continue
+        else:
+            rel = name
+        if (
+            anchor
+            and rel.endswith(".md")
+            and anchor not in anchors((root / rel).read_text(encoding="utf-8"))
+        ):
+            problems.append(f"{name}: {target} names no heading of {rel}")
+    return problems
+
+
+def markdown_docs(files: list[str]) -> list[str]:
+    return [f for f in files if f == "README.md" or re.fullmatch(r"docs/.+\.md", f)]
+
+
+# --------------------------------------------------------------------------- the repository
+
+
+def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
+    files = tracked_files()
+    found = [
+        problem
+        for name, text in own_text_files(ROOT, files).items()
+        for problem in outside_paths(ROOT, name, text)
+    ]
+    assert not found, "paths outside the repository:\n" + "\n".join(found)
+
+
+def test_readme_and_docs_links_resolve() -> None:
+    files = tracked_files()
+    docs = markdown_docs(files)
+    assert "README.md" in docs and "docs/rules.md" in docs and "docs/api.md" in docs
+    problems = [p for name in docs for p in broken_links(ROOT, name, files)]
+    assert not problems, "broken links:\n" + "\n".join(problems)
+
+
+def test_s13_documented_deal_vectors_match_the_engine() -> None:
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    vectors = re.findall(r"^seed (\d+), round (\d+): (\S+)\s+(.+)$", text, re.MULTILINE)
+    assert len(vectors) >= 3
+    for seed, rnd, what, values in vectors:
+        rng = SplitMix64.for_round(int(seed), int(rnd))
+        numbers = [int(v, 0) for v in values.split()]
+        if what == "state":
+            assert [rng.state] == numbers
+        elif what == "next()":
+            assert [rng.next() for _ in numbers] == numbers
+        else:
+            n = int(re.fullmatch(r"below\((\d+)\)", what).group(1))  # type: ignore[union-attr]
+            assert [rng.below(n) for _ in numbers] == numbers
+
+
+# --------------------------------------------------------------------------- the checks fail
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A small git repository to run the checks against."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\n## 2. Two things (`x_y`)\n")
+    (tmp_path / "Dockerfile").write_text("FROM python\n")
+    return tmp_path
+
+
+def _add(repo: Path, name: str, text: str) -> list[str]:
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(text)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    return tracked_files(repo)
+
+
+def test_outside_paths_are_found_and_legitimate_paths_are_not(repo: Path) -> None:
+    # Built from pieces, so that this file does not name such paths itself.
+    home, work, up, tilde = "/" + "home/ann/x", "/" + "work/shared/RULES.md", "../" * 2, "~" + "/"
+    bad = f"see {work}\nopen('{home}')\n[rules]({up}shared/RULES.md)\nfrom {tilde}notes\n"
+    good = (
+        "/usr/bin/chromium /etc/ssl/certs /proc/self /tmp/x /var/lib /sys/fs/cgroup/cpu.max\n"
+        "GET /api/v1/games/<id>/play https://example.com/home/page .../games/<id>\n"
+        "`../Dockerfile` s.replace(/~/g, '~0') </root>\n"
+    )
+    files = _add(repo, "deploy/README.md", bad + good)
+    texts = own_text_files(repo, files)
+    found = outside_paths(repo, "deploy/README.md", texts["deploy/README.md"])
+    assert [f.split(":")[:2] for f in found] == [["deploy/README.md", str(n)] for n in (1, 2, 3, 4)]
+
+
+def test_vendored_code_is_not_checked(repo: Path) -> None:
+    files = _add(repo, "static/ui/bundle.js", "x='/" + "home/ci/build'")
+    files = _add(repo, "static/ui/LICENSE", "Apache-2.0")
+    assert "static/ui/bundle.js" not in own_text_files(repo, files)
+
+
+def test_broken_links_and_anchors_are_found(repo: Path) -> None:
+    text = (
+        "[ok](docs/guide.md) [ok](docs/guide.md#2-two-things-x_y) [ok](Dockerfile) [ok](docs)\n"
+        "[ok](#readme) [web](https://example.com/x.md) ![img](docs/missing.png)\n"
+        "[gone](docs/nothing.md) [bad anchor](docs/guide.md#3-three) [up](../x.md)\n"
+        "`[code](not/checked.md)`\n\n```\n[block](not/checked.md)\n```\n\n# Readme\n"
+    )
+    files = _add(repo, "README.md", text)
+    problems = broken_links(repo, "README.md", files)
+    assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == [
+        "../x.md",
+        "docs/guide.md#3-three",
+        "docs/missing.png",
+        "docs/nothing.md",
+    ]
+
+
+def test_github_slugs() -> None:
+    assert github_slug("4. Starting a round (option `engine_source`)") == (
+        "4-starting-a-round-option-engine_source"
+    )
+    assert github_slug("3. Versions, ETag, If-Match, If-None-Match") == (
+        "3-versions-etag-if-match-if-none-match"
+    )
+    assert anchors("# A\n## A\n```\n# not a heading\n```\n") == {"a", "a-1"}
