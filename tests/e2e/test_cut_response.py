@@ -1,7 +1,7 @@
 """A response cut after its headers (the instance died mid-answer; nginx has already passed the
 headers on, so it cannot retry) is retried by the client with the same Idempotency-Key.
 
-Found by the kill -9 e2e run: requests raises ChunkedEncodingError there, not ConnectionError.
+requests raises ChunkedEncodingError for such a response, not ConnectionError.
 """
 
 from __future__ import annotations

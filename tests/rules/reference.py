@@ -1,4 +1,4 @@
-"""A deliberately naive second reading of RULES.md sections 5-7, for differential testing.
+"""A deliberately naive second reading of docs/rules.md sections 5-7, for differential tests.
 
 It works on an exported position document only (no engine internals, no caches, no indices):
 it rebuilds every train's open end from the tiles and scans the whole hand for each train.

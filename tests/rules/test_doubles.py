@@ -1,4 +1,4 @@
-"""RULES.md section 7: doubles (follow obligation, open doubles, chicken foot, going out)."""
+"""docs/rules.md section 7: doubles (follow obligation, open doubles, chicken foot, going out)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md section 6: later turns (where to play, forced play, draw, mark, markers)."""
+"""docs/rules.md section 6: later turns (where to play, forced play, draw, mark, markers)."""
 
 from __future__ import annotations
 

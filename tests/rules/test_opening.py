@@ -1,4 +1,4 @@
-"""RULES.md section 5: the opening turn (chain/single, opening_no_play, opening_out_waits)."""
+"""docs/rules.md section 5: the opening turn (chain/single, opening_no_play, opening_out_waits)."""
 
 from __future__ import annotations
 

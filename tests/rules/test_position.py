@@ -1,4 +1,4 @@
-"""RULES.md section 9 via the position format and the storage codec; the views."""
+"""docs/rules.md section 9 via the position format and the storage codec; the views."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tests.rules.helpers import play, position
 
 
 def _api_example() -> dict[str, Any]:
-    """API.md's example position, made complete (every other tile in the boneyard)."""
+    """The example position of docs/rules.md §14, completed (every other tile in the boneyard)."""
     return position(
         hands=[[[9, 4], [4, 4]], [[1, 2]], [[0, 0], [3, 9]]],
         trains={"0": [[9, 5]], "1": [], "2": [], "mexican": None},

@@ -1,6 +1,6 @@
 """Hypothesis property tests over random games: every preset, 2-14 players, random options.
 
-After every move: the RULES.md section 9 invariants hold; every listed move applies (the one
+After every move: the docs/rules.md section 9 invariants hold; every listed move applies (the one
 chosen is applied, and the list is checked against a fresh copy); a play or action that is not
 listed is refused and leaves the state byte-for-byte unchanged; the game ends; positions and
 storage bytes round-trip at every point.

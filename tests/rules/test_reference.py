@@ -1,4 +1,4 @@
-"""RULES.md sections 5-7: the engine's legal moves equal a naive second reading at every step."""
+"""docs/rules.md sections 5-7: the engine's legal moves equal a naive second reading, always."""
 
 from __future__ import annotations
 

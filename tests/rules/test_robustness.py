@@ -1,4 +1,4 @@
-"""Bad input never crashes: arbitrary JSON gives only the engine's typed errors (RULES.md s9).
+"""Bad input never crashes: arbitrary JSON gives only the engine's typed errors (rules §9).
 
 Positions, options and moves come from users through the API, so every parser is fed random
 JSON and randomly damaged valid documents; the only exceptions allowed are the typed ones.

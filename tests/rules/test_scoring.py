@@ -1,4 +1,4 @@
-"""RULES.md section 8: end of a round (out, blocked), scoring, totals, game end, tie-breaks."""
+"""docs/rules.md section 8: end of a round (out, blocked), scoring, totals, game end, tie-breaks."""
 
 from __future__ import annotations
 

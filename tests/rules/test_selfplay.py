@@ -1,4 +1,4 @@
-"""Self-play of 2,000+ complete random games across all presets (RULES.md sections 2-9)."""
+"""Self-play of 2,000+ complete random games across all presets (docs/rules.md sections 2-9)."""
 
 from __future__ import annotations
 

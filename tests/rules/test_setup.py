@@ -1,4 +1,4 @@
-"""RULES.md sections 1-4: tiles and sets, rounds and engines, deal tables, options, the deal."""
+"""docs/rules.md sections 1-4 and 10: tiles, rounds and engines, deal tables, the deal, options."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from service.rules import (
+    FORMAT,
     IllegalMove,
     InvalidMove,
     InvalidRules,
@@ -14,6 +15,7 @@ from service.rules import (
     Tile,
     apply,
     deal,
+    import_position,
     legal_moves,
     new_game,
     resolve_rules,
@@ -373,6 +375,26 @@ def test_s4_from_hand_later_rounds_search_from_the_seat_after_the_previous_start
             assert draws[-1]["tile"] == [8, 8]
             found += 1
     assert found >= 3
+
+
+def test_s4_round_one_engine_search_starts_at_seat_0_even_with_a_stored_starter() -> None:
+    # Only later rounds start the search after the previous starter; a waiting_deal position
+    # may carry a starter, and round 1 still starts at seat 0.
+    found = 0
+    for seed in range(60):
+        doc = {
+            "format": FORMAT, "players": ["a", "b", "c"],
+            "rules": {"preset": "standard", "options": {}}, "status": "waiting_deal",
+            "round": 0, "engine": None, "turn": None, "opened": [False] * 3,
+            "hands": [[], [], []], "boneyard": [], "trains": {}, "marked": [False] * 3,
+            "open_doubles": [], "scores": [[], [], []], "starter": 1, "seed": seed,
+        }  # fmt: skip
+        state = import_position(doc)
+        draws = [e for e in deal(state) if e["type"] == "tile_drawn"]
+        if draws:
+            assert draws[0]["seat"] == 0
+            found += 1
+    assert found
 
 
 def test_s4_set_aside_highest_draw_starts_and_tiles_go_back() -> None:
