@@ -6,14 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-import swagger_ui_bundle
-from flask import Flask, Response, request, send_from_directory
+from flask import Flask, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.store import GameStore, connect
 
 from .config import load_settings
 from .docs import HEADER_PARAMETERS
+from .docs_page import init_app as init_docs_page
 from .gameplay import Replay, replay_response
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
@@ -21,7 +21,6 @@ from .store_access import STORE_EXTENSION
 
 API_PREFIX = "/api/v1"
 SPEC_PATH = "api/v1/openapi.json"
-DOCS_STATIC = "/docs/static/"
 CORS_REQUEST_HEADERS = (
     "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID"
 )
@@ -41,15 +40,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``STORE`` may pass a ready GameStore. No game state lives in the process: any worker
     serves any request."""
     settings = load_settings(config)
-    app = Flask(__name__)
+    # No catch-all /static route: each page serves its own files (see docs_page).
+    app = Flask(__name__, static_folder=None)
     app.config.update(
         API_TITLE="Mexican Train",
         API_VERSION="1",
         OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH=SPEC_PATH,
-        OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL=DOCS_STATIC,
         MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],
         API_SPEC_OPTIONS=api_spec_options(),
     )
@@ -79,10 +77,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         spec_json(api), mimetype="application/json"
     )
 
-    @app.get(DOCS_STATIC + "<path:filename>")
-    def swagger_static(filename: str) -> Response:
-        """Swagger UI assets shipped in the swagger-ui-bundle wheel: no CDN needed."""
-        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+    init_docs_page(app)
 
     @app.before_request
     def require_json_body() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +49,31 @@ def test_spec_documents_every_error_as_a_problem(live_server: str) -> None:
 
 def test_swagger_ui_is_served_locally(live_server: str) -> None:
     page = requests.get(live_server + "/docs", timeout=10)
-    assert page.status_code == 200 and "swagger-ui" in page.text
-    assert "/docs/static/swagger-ui-bundle.js" in page.text
-    assert "//" not in page.text.split("swagger-ui.css")[0].split("href=")[-1].strip("\"'/")
-    asset = requests.get(live_server + "/docs/static/swagger-ui-bundle.js", timeout=10)
+    assert page.status_code == 200 and 'id="swagger-ui"' in page.text
+    assert "/docs/static/swagger-ui/swagger-ui-bundle.js" in page.text
+    # Every script, stylesheet and icon is a path on this service, never another host.
+    urls = re.findall(r'(?:src|href)="([^"]*)"', page.text)
+    assert urls and all(url.startswith("/docs/static/") for url in urls), urls
+    policy = page.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in policy and "unsafe-inline" not in policy
+    asset = requests.get(live_server + "/docs/static/swagger-ui/swagger-ui-bundle.js", timeout=10)
     assert asset.status_code == 200 and len(asset.content) > 100_000
+    missing = requests.get(live_server + "/docs/static/../app.py", timeout=10)
+    assert missing.status_code == 404
+
+
+def test_vendored_swagger_ui_matches_its_recorded_checksums() -> None:
+    """The vendored files are upstream's, unchanged: VENDORED.md lists their SHA-256."""
+    folder = ROOT / "service" / "api" / "static" / "docs" / "swagger-ui"
+    recorded = dict(
+        reversed(line.split("  ", 1))
+        for line in (folder / "VENDORED.md").read_text().splitlines()
+        if re.fullmatch(r"[0-9a-f]{64}  \S+", line)
+    )
+    on_disk = {p.name for p in folder.iterdir()} - {"VENDORED.md"}
+    assert set(recorded) == on_disk
+    for name, digest in recorded.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
 
 
 @pytest.fixture(scope="module")
