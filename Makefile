@@ -6,15 +6,30 @@ STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8000
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install run test lint typecheck unit spec bench-engine bench-api test-e2e clean
+.PHONY: install lock lock-upgrade run test lint typecheck unit spec bench-engine bench-api test-e2e clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Exact versions with hashes from the lock files, then the project itself without its deps.
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# `make lock` re-resolves the lock files after a change to pyproject.toml, keeping the pins that
+# still fit; `make lock-upgrade` moves every pin to the newest release its range allows. Only
+# PyPI is consulted: pip's machine-wide settings (extra indexes, local wheel folders) are off.
+PIP_COMPILE = env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_CONSTRAINT \
+	PIP_CONFIG_FILE=/dev/null $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--strip-extras $(LOCK_ARGS)
+
+lock: install
+	$(PIP_COMPILE) -o requirements.lock pyproject.toml
+	$(PIP_COMPILE) --extra dev -c requirements.lock -o requirements-dev.lock pyproject.toml
+
+lock-upgrade:
+	$(MAKE) lock LOCK_ARGS=--upgrade
 
 lint: install
 	$(VENV)/bin/ruff check service tests

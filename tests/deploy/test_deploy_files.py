@@ -142,11 +142,12 @@ def test_dockerfile_shape() -> None:
     ]
     text = "\n".join(lines)
     assert re.search(r"^FROM python:3\.11-slim", text, re.M)
-    # Dependencies are installed from pyproject alone, before the code is copied (cached layer).
-    pyproject = text.index("COPY pyproject.toml")
-    deps = text.index("pip install -r")
+    # Dependencies come from the runtime lock with hashes, before the code (cached layer).
+    lock = text.index("COPY requirements.lock")
+    deps = text.index("pip install --require-hashes -r requirements.lock")
     code = text.index("COPY service")
-    assert pyproject < deps < code
+    assert lock < deps < code
+    assert re.search(r"^RUN pip install --no-deps \.", text, re.M)
     user = re.findall(r"^USER (\S+)", text, re.M)
     assert user and user[-1].split(":")[0] not in ("root", "0")
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/healthz" in text
