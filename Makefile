@@ -32,8 +32,8 @@ lock-upgrade:
 	$(MAKE) lock LOCK_ARGS=--upgrade
 
 lint: install
-	$(VENV)/bin/ruff check service tests
-	$(VENV)/bin/ruff format --check service tests
+	$(VENV)/bin/ruff check service tests bench
+	$(VENV)/bin/ruff format --check service tests bench
 
 typecheck: install
 	$(VENV)/bin/mypy service
@@ -50,14 +50,14 @@ spec: install
 	$(PY) -m service.api.spec > openapi/openapi.json
 
 bench-engine: install
-	$(PY) -m tests.bench.bench_engine
+	$(PY) -m bench.bench_engine
 
 bench-api: install
-	$(PY) -m tests.bench.bench_api
+	$(PY) -m bench.bench_api
 
 .PHONY: bench-bots
 bench-bots: install
-	$(PY) -m tests.bench.bench_bots
+	$(PY) -m bench.bench_bots
 
 test-e2e: install
 	$(PY) -m pytest -p no:xdist tests/e2e -m e2e

@@ -5,7 +5,7 @@ per CPU this process may use, cgroup CPU quota included), GUNICORN_THREADS (thre
 default 2; 1 = sync workers), GRACEFUL_TIMEOUT, GUNICORN_TIMEOUT, LOG_LEVEL, ACCESS_LOG (a path
 or "-": gunicorn's own JSON access log, off by default: the app logs one JSON line per request).
 
-Worker class and count, from measurement (``python -m tests.deploy.bench_workers``: the real app
+Worker class and count, from measurement (``python -m bench.bench_workers``: the real app
 on a private Redis, wrk with 32 keep-alive connections over 200 dealt games, a mix of seat view,
 legal-moves and refused POST /moves; each configuration 4 runs of 6 s, interleaved, on this
 2-CPU machine). Two runs:

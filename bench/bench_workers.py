@@ -1,4 +1,4 @@
-"""Which gunicorn worker class and count? ``python -m tests.deploy.bench_workers``.
+"""Which gunicorn worker class and count? ``python -m bench.bench_workers``.
 
 Runs the real app on a private redis-server under each configuration and drives it with ``wrk``
 (C, so the load generator takes little of the machine's CPU): a mix of the two requests a bot

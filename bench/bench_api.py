@@ -201,7 +201,7 @@ def main() -> None:
         env = {"DOC_BYTES": str(doc)}
         with (
             start_gunicorn(rs.url) as api,
-            start_gunicorn(rs.url, app="tests.bench.baseline_app:app", env=env) as base,
+            start_gunicorn(rs.url, app="bench.baseline_app:app", env=env) as base,
         ):
             runs: dict[str, tuple[list[Any], float, float]] = {
                 "api": ([], 0.0, 0.0),
