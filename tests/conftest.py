@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -33,3 +34,19 @@ def live_server(redis_server: RedisServer) -> Iterator[str]:
 
     with start_gunicorn(redis_server.url, workers=2) as base_url:
         yield base_url
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test marked ``no_cover`` runs without a coverage tracer. pytest-cov pauses its own
+    tracer for it, but in an xdist worker another one is left running (sys.gettrace() shows it),
+    so the test's thread is untraced here, innermost, and the tracer put back afterwards."""
+    if item.get_closest_marker("no_cover") is None:
+        yield
+        return
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        yield
+    finally:
+        sys.settrace(tracer)

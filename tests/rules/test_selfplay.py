@@ -41,6 +41,7 @@ def _play(preset: str, n: int, seed: int, options: dict[str, object]) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.no_cover  # volume: tracing would triple its time; focused tests cover the lines
 @pytest.mark.parametrize("preset", PRESETS)
 def test_s9_self_play_short_games(preset: str) -> None:
     """650 one- or two-round games per preset, every player count."""
@@ -50,6 +51,7 @@ def test_s9_self_play_short_games(preset: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.no_cover  # volume: tracing would triple its time; focused tests cover the lines
 @pytest.mark.parametrize("preset", PRESETS)
 def test_s9_self_play_full_length_games(preset: str) -> None:
     """Full-length games (13 rounds with double-12, more with bigger sets)."""
