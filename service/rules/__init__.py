@@ -1,7 +1,7 @@
-"""The Mexican Train rules engine: pure Python, no I/O (see CONTRACT.md and RULES.md)."""
+"""The Mexican Train rules engine: pure Python, no I/O (see CONTRACT.md)."""
 
 from service.rules.codec import dumps, loads
-from service.rules.engine import Event, apply, deal, legal_moves, new_game
+from service.rules.engine import apply, deal, legal_moves, new_game
 from service.rules.errors import (
     CorruptState,
     IllegalMove,
@@ -10,18 +10,51 @@ from service.rules.errors import (
     InvalidRules,
     RulesError,
 )
-from service.rules.options import OPTION_NAMES, PRESETS, Rules, resolve_rules
+from service.rules.events import Event
+from service.rules.options import (
+    MAX_NAME_LENGTH,
+    MAX_PLAYERS,
+    MAX_PLAYERS_ANY,
+    MIN_PLAYERS,
+    OPTION_NAMES,
+    PRESETS,
+    Rules,
+    resolve_rules,
+)
 from service.rules.position import FORMAT, check_invariants, export_position, import_position
-from service.rules.state import MEXICAN, GameState
-from service.rules.tiles import Move, Tile
+from service.rules.rng import MAX_SEED
+from service.rules.state import GameState
+from service.rules.tiles import MAX_PIP, Move, Tile
 from service.rules.views import game_view, score_view, visible_events
+from service.rules.vocabulary import (
+    MEXICAN,
+    Action,
+    DoubleFollow,
+    EngineSource,
+    Opening,
+    OpeningNoPlay,
+    Preset,
+    Role,
+    RoleKind,
+    RoundOverReason,
+    Status,
+)
 
 __all__ = [
     "FORMAT",
+    "MAX_NAME_LENGTH",
+    "MAX_PIP",
+    "MAX_PLAYERS",
+    "MAX_PLAYERS_ANY",
+    "MAX_SEED",
     "MEXICAN",
+    "MIN_PLAYERS",
     "OPTION_NAMES",
     "PRESETS",
+    "Action",
     "CorruptState",
+    "DoubleFollow",
+    "EngineSource",
     "Event",
     "GameState",
     "IllegalMove",
@@ -29,8 +62,15 @@ __all__ = [
     "InvalidPosition",
     "InvalidRules",
     "Move",
+    "Opening",
+    "OpeningNoPlay",
+    "Preset",
+    "Role",
+    "RoleKind",
+    "RoundOverReason",
     "Rules",
     "RulesError",
+    "Status",
     "Tile",
     "apply",
     "check_invariants",

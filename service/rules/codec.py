@@ -13,12 +13,22 @@ from typing import Any
 import orjson
 
 from service.rules.errors import CorruptState
-from service.rules.options import OPTION_NAMES, Rules
-from service.rules.state import STATUSES, GameState
+from service.rules.options import OPTION_NAMES, rules_from_values
+from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Tile
+from service.rules.vocabulary import Status
 
 VERSION = 1
 _HEADER = bytes([VERSION])
+
+# A status is stored as its position in this tuple: never reorder it.
+_STATUSES: tuple[Status, ...] = (
+    Status.WAITING_DEAL,
+    Status.IN_ROUND,
+    Status.ROUND_OVER,
+    Status.GAME_OVER,
+)
+_STATUS_CODES: dict[str, int] = {status: code for code, status in enumerate(_STATUSES)}
 
 
 def _enc(tiles: list[Tile]) -> list[int]:
@@ -48,7 +58,7 @@ def dumps(state: GameState) -> bytes:
         state.players,
         [rules.preset, *(getattr(rules, name) for name in OPTION_NAMES)],
         state.seed,
-        STATUSES.index(state.status),
+        _STATUS_CODES[state.status],
         state.round,
         state.engine,
         state.starter,
@@ -99,9 +109,8 @@ def loads(data: bytes) -> GameState:
             marks,
             winners,
         ) = body
-        rules = Rules(rule_values[0], **dict(zip(OPTION_NAMES, rule_values[1:], strict=True)))
-        state = GameState(players, rules, seed)
-        state.status = STATUSES[status]
+        state = GameState(players, rules_from_values(rule_values), seed)
+        state.status = _STATUSES[status]
         state.round = rnd
         state.engine = engine
         state.starter = starter

@@ -23,15 +23,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from service.rules.errors import IllegalMove, InvalidMove, InvalidRules
+from service.rules.events import Event
 from service.rules.options import (
     MAX_NAME_LENGTH,
-    MAX_PLAYERS,
+    MAX_PLAYERS_ANY,
     MIN_PLAYERS,
     resolve_rules,
     valid_name,
 )
 from service.rules.rng import MAX_SEED, SplitMix64, random_seed
-from service.rules.state import MEXICAN, GameState
+from service.rules.state import GameState, advance
 from service.rules.tiles import (
     DRAW,
     END_TURN,
@@ -42,10 +43,28 @@ from service.rules.tiles import (
     _play_move,
     full_set,
 )
+from service.rules.vocabulary import (
+    MEXICAN,
+    Action,
+    DoubleFollow,
+    EngineSource,
+    Opening,
+    OpeningNoPlay,
+    RoundOverReason,
+    Status,
+)
 
-MAX_PLAYERS_ANY = max(MAX_PLAYERS.values())
+__all__ = ["Event", "apply", "deal", "hand_points", "legal_moves", "new_game", "winners"]
 
-Event = dict[str, Any]
+# Members the hot paths compare against, bound once (a global is faster than an enum attribute).
+_IN_ROUND = Status.IN_ROUND
+_PLAY = Action.PLAY
+_DRAW = Action.DRAW
+_MARK = Action.MARK
+_NO_PLAY_MARK = OpeningNoPlay.MARK
+_DRAW_UNTIL = OpeningNoPlay.DRAW_UNTIL
+_SATISFY = DoubleFollow.SATISFY
+_SINGLE = Opening.SINGLE
 
 
 # --------------------------------------------------------------------------- game setup
@@ -63,9 +82,9 @@ def new_game(
     names = list(players)
     if not all(valid_name(p) for p in names):
         raise InvalidRules(f"every player name must be 1 to {MAX_NAME_LENGTH} printable characters")
-    if not MIN_PLAYERS <= len(names) <= max(MAX_PLAYERS.values()):
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS_ANY:
         raise InvalidRules(
-            f"a game has {MIN_PLAYERS} to {max(MAX_PLAYERS.values())} players, not {len(names)}"
+            f"a game has {MIN_PLAYERS} to {MAX_PLAYERS_ANY} players, not {len(names)}"
         )
     rules = resolve_rules(preset, options, len(names))
     if seed is None:
@@ -75,77 +94,115 @@ def new_game(
     return GameState(names, rules, seed)
 
 
+# A deal: every hand, the boneyard (drawn from its start), the starter, and the setup events.
+_Dealt = tuple[list[list[Tile]], list[Tile], int, list[Event]]
+
+
 def deal(state: GameState) -> list[Event]:
     """Deal the next round (RULES.md section 4), including the automatic engine search
     (``from_hand``) or highest-draw starter selection (``set_aside``)."""
-    if state.status == "in_round":
+    if state.status == Status.IN_ROUND:
         raise IllegalMove(
             "a round is in progress; it must end before the next deal", code="round_in_progress"
         )
-    if state.status == "game_over":
+    if state.status == Status.GAME_OVER:
         raise IllegalMove("the game is over; every round has been played", code="game_over")
-    rules = state.rules
-    n = state.n_players
-    h = rules.hand_size
     r = state.round + 1
-    engine = rules.set - (r - 1)
-    engine_tile = Tile(engine, engine)
+    engine = state.rules.set - (r - 1)
     rng = SplitMix64.for_round(state.seed, r)
-    tiles = full_set(rules.set)
-    setup: list[Event] = []
-
-    if rules.engine_source == "from_hand":
-        rng.shuffle(tiles)
-        hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
-        boneyard = tiles[n * h :]
-        holder = next((s for s in range(n) if engine_tile in hands[s]), None)
-        if holder is None:
-            # Players draw in turn until the engine appears (round 1 from seat 0, later rounds
-            # from the seat after the previous starter); drawn tiles stay in the drawer's hand.
-            s = 0 if r == 1 or state.starter is None else (state.starter + 1) % n
-            while True:
-                tile = boneyard.pop(0)
-                hands[s].append(tile)  # sorted below
-                setup.append({"type": "tile_drawn", "seat": s, "tile": tile.to_json()})
-                if tile == engine_tile:
-                    holder = s
-                    break
-                s = (s + 1) % n
-        hands[holder].remove(engine_tile)
-        starter = holder
-        setup.append({"type": "engine_placed", "seat": holder, "tile": [engine, engine]})
+    if state.rules.engine_source == EngineSource.FROM_HAND:
+        hands, boneyard, starter, setup = _deal_from_hand(state, rng, r, engine)
     else:
-        tiles.remove(engine_tile)
-        rng.shuffle(tiles)
-        hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
-        boneyard = tiles[n * h :]
-        setup.append({"type": "engine_placed", "seat": None, "tile": [engine, engine]})
-        contenders = list(range(n))
-        turned_up: list[Tile] = []
-        while True:
-            results: dict[int, int] = {}
-            for s in contenders:
-                if boneyard:
-                    tile = boneyard.pop(0)
-                    turned_up.append(tile)
-                    results[s] = tile.pips
-                    setup.append({"type": "starter_draw", "seat": s, "tile": tile.to_json()})
-                else:
-                    results[s] = -1
-            top = max(results.values())
-            contenders = [s for s in contenders if results[s] == top]
-            if len(contenders) == 1 or not boneyard:
-                break
-        starter = contenders[0]
-        boneyard.extend(turned_up)
-        rng.shuffle(boneyard)
-        setup.append({"type": "boneyard_shuffled", "boneyard_size": len(boneyard)})
+        hands, boneyard, starter, setup = _deal_set_aside(state, rng, engine)
+    _start_round(state, r, engine, starter, hands, boneyard)
+    events: list[Event] = [
+        {"type": "round_started", "round": r, "engine": engine, "starter": starter},
+        *setup,
+    ]
+    if not state.hands[starter]:
+        # hand_size 1 and the starter was dealt the engine: placing it emptied their hand, so
+        # they have gone out on their opening turn (rule 5's opening_out_waits decides when the
+        # round ends).
+        if state.rules.opening_out_waits:
+            _end_turn(state, starter, events)
+        else:
+            _round_over(state, RoundOverReason.OUT, events)
+    return events
 
+
+def _deal_from_hand(state: GameState, rng: SplitMix64, r: int, engine: int) -> _Dealt:
+    """Shuffle the whole set and deal; whoever holds the engine places it and starts."""
+    n, h = state.n_players, state.rules.hand_size
+    engine_tile = Tile(engine, engine)
+    tiles = full_set(state.rules.set)
+    rng.shuffle(tiles)
+    hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
+    boneyard = tiles[n * h :]
+    setup: list[Event] = []
+    holder = next((s for s in range(n) if engine_tile in hands[s]), None)
+    if holder is None:
+        # Players draw in turn until the engine appears (round 1 from seat 0, later rounds
+        # from the seat after the previous starter); drawn tiles stay in the drawer's hand.
+        s = 0 if r == 1 or state.starter is None else (state.starter + 1) % n
+        while True:
+            tile = boneyard.pop(0)
+            hands[s].append(tile)  # sorted by _start_round
+            setup.append({"type": "tile_drawn", "seat": s, "tile": tile.to_json()})
+            if tile == engine_tile:
+                holder = s
+                break
+            s = (s + 1) % n
+    hands[holder].remove(engine_tile)
+    setup.append({"type": "engine_placed", "seat": holder, "tile": [engine, engine]})
+    return hands, boneyard, holder, setup
+
+
+def _deal_set_aside(state: GameState, rng: SplitMix64, engine: int) -> _Dealt:
+    """Deal without the engine; the highest tile turned up from the boneyard starts (ties draw
+    again), and those tiles are shuffled back in."""
+    n, h = state.n_players, state.rules.hand_size
+    tiles = full_set(state.rules.set)
+    tiles.remove(Tile(engine, engine))
+    rng.shuffle(tiles)
+    hands = [tiles[s * h : (s + 1) * h] for s in range(n)]
+    boneyard = tiles[n * h :]
+    setup: list[Event] = [{"type": "engine_placed", "seat": None, "tile": [engine, engine]}]
+    contenders = list(range(n))
+    turned_up: list[Tile] = []
+    while True:
+        results: dict[int, int] = {}
+        for s in contenders:
+            if boneyard:
+                tile = boneyard.pop(0)
+                turned_up.append(tile)
+                results[s] = tile.pips
+                setup.append({"type": "starter_draw", "seat": s, "tile": tile.to_json()})
+            else:
+                results[s] = -1
+        top = max(results.values())
+        contenders = [s for s in contenders if results[s] == top]
+        if len(contenders) == 1 or not boneyard:
+            break
+    boneyard.extend(turned_up)
+    rng.shuffle(boneyard)
+    setup.append({"type": "boneyard_shuffled", "boneyard_size": len(boneyard)})
+    return hands, boneyard, contenders[0], setup
+
+
+def _start_round(
+    state: GameState,
+    r: int,
+    engine: int,
+    starter: int,
+    hands: list[list[Tile]],
+    boneyard: list[Tile],
+) -> None:
+    n = state.n_players
     state.round = r
     state.engine = engine
     state.starter = starter
     state.turn = starter
-    state.status = "in_round"
+    state.status = Status.IN_ROUND
     state.hands = [sorted(hand) for hand in hands]
     state.reindex()
     state.boneyard = boneyard
@@ -156,24 +213,14 @@ def deal(state: GameState) -> list[Event]:
     state.opened = [False] * n
     state.open_doubles = []
     state.consecutive_marks = 0
+    state.forget_legal()
     _reset_turn(state)
-    events = [{"type": "round_started", "round": r, "engine": engine, "starter": starter}, *setup]
-    if not state.hands[starter]:
-        # hand_size 1 and the starter was dealt the engine: placing it emptied their hand, so
-        # they have gone out on their opening turn (rule 5's opening_out_waits decides when the
-        # round ends).
-        if rules.opening_out_waits:
-            _end_turn(state, starter, events)
-        else:
-            _round_over(state, "out", events)
-    return events
 
 
 def _reset_turn(state: GameState) -> None:
     state.tiles_played = 0
     state.drawn = False
     state.must_follow = None
-    state._legal = None
 
 
 # --------------------------------------------------------------------------- legal moves
@@ -181,15 +228,14 @@ def _reset_turn(state: GameState) -> None:
 
 def legal_moves(state: GameState, seat: int) -> list[Move]:
     """Every legal move of ``seat`` now; ``[]`` when it is not that seat's turn or no round runs."""
-    if state.status != "in_round" or seat != state.turn:
+    if state.status != _IN_ROUND or seat != state.turn:
         return []
-    cached = state._legal
-    if cached is None:
-        cached = state._legal = _generate(state, seat)
-    return list(cached)
+    return state.legal(_generate)[:]
 
 
-def _generate(state: GameState, seat: int) -> list[Move]:
+def _generate(state: GameState) -> list[Move]:
+    """The legal moves of the seat on turn (the caller checked that a round runs)."""
+    seat: int = state.turn  # type: ignore[assignment]  # a seat while a round runs
     rules = state.rules
     if not state.opened[seat]:
         # Opening turn (rule 5): own train only, open doubles elsewhere are ignored.
@@ -200,10 +246,10 @@ def _generate(state: GameState, seat: int) -> list[Move]:
         if moves:
             return moves
         mode = rules.opening_no_play
-        if mode != "mark" and state.boneyard and (mode == "draw_until" or not state.drawn):
+        if mode != _NO_PLAY_MARK and state.boneyard and (mode == _DRAW_UNTIL or not state.drawn):
             return [DRAW]
         return [MARK]
-    if state.must_follow is not None and rules.double_follow == "satisfy":
+    if state.must_follow is not None and rules.double_follow == _SATISFY:
         trains: Sequence[int] = (state.must_follow,)
     elif state.must_follow is None and state.open_doubles:
         trains = (state.open_doubles[0],)  # rule 7: oldest open double first, on any train
@@ -238,11 +284,13 @@ def _plays(state: GameState, seat: int, trains: Sequence[int]) -> list[Move]:
     ends = state.ends
     n = len(state.players)
     moves: list[Move] = []
+    append = moves.append
     for t in trains:
         tiles = by_pip[ends[t]]
         if tiles:
             table = _MEXICAN_MOVES if t == n else _TRAIN_MOVES[t]
-            moves.extend([table[tile] for tile in tiles])
+            for tile in tiles:  # a plain loop: cheaper than a comprehension's frame here
+                append(table[tile])
     return moves
 
 
@@ -252,6 +300,9 @@ _TRAIN_MOVES: list[dict[Tile, Move]] = [
     {tile: _play_move(tile, str(t)) for tile in _ALL_TILES} for t in range(MAX_PLAYERS_ANY)
 ]
 _MEXICAN_MOVES: dict[Tile, Move] = {tile: _play_move(tile, MEXICAN) for tile in _ALL_TILES}
+_SIMPLE_ACTIONS = (Action.DRAW, Action.MARK, Action.END_TURN)
+# Seat train id -> index (a validated play names an existing train).
+_SEAT_TRAINS: dict[str, int] = {str(t): t for t in range(MAX_PLAYERS_ANY)}
 
 
 # --------------------------------------------------------------------------- apply
@@ -259,7 +310,8 @@ _MEXICAN_MOVES: dict[Tile, Move] = {tile: _play_move(tile, MEXICAN) for tile in 
 
 def apply(state: GameState, seat: int, move: Move) -> list[Event]:
     """Apply ``seat``'s ``move``; return the events. Validates fully before mutating."""
-    legal = state._legal
+    # The state changes below (or the move is refused): the cached legal list goes either way.
+    legal = state.take_legal()
     # Fast path: the cached legal list belongs to the seat on turn (it is dropped on every
     # change), and a listed move is well-formed by construction; continue with the listed
     # (canonical) object itself.
@@ -267,20 +319,19 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
         try:
             move = legal[legal.index(move)]
         except ValueError:
-            move = _validate(state, seat, move)
+            move = _validate(state, seat, move, legal)
     else:
-        move = _validate(state, seat, move)
+        move = _validate(state, seat, move, None)
     action = move.action
 
     # ---- validated: mutate from here on
-    state._legal = None
     events: list[Event] = []
-    if action == "play":
+    if action == _PLAY:
         train = move.train
         assert move.tile is not None and train is not None
-        index = len(state.players) if train == MEXICAN else int(train)
+        index = len(state.players) if train == MEXICAN else _SEAT_TRAINS[train]
         _do_play(state, seat, move.tile, index, train, events)
-    elif action == "draw":
+    elif action == _DRAW:
         tile = state.boneyard.pop(0)
         insort(state.hands[seat], tile)  # hands stay sorted: stable views and move order
         by_pip = state.index[seat]
@@ -289,7 +340,7 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
             insort(by_pip[tile.b], tile)
         state.drawn = True
         events.append({"type": "tile_drawn", "seat": seat, "tile": [tile.a, tile.b]})
-    elif action == "mark":
+    elif action == _MARK:
         if not state.marked[seat]:
             state.marked[seat] = True
             events.append({"type": "marker_placed", "seat": seat})
@@ -300,13 +351,13 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
     return events
 
 
-def _validate(state: GameState, seat: int, move: Move) -> Move:
+def _validate(state: GameState, seat: int, move: Move, legal: list[Move] | None) -> Move:
     """Full checks of a move (slow path): malformed first, then legality. Returns the move in
     its canonical (interned, normalised) form, or raises without touching the state."""
     if not isinstance(move, Move):
         raise InvalidMove("a move must be a Move object")
     action = move.action
-    if action == "play":
+    if action == _PLAY:
         tile = move.tile
         if not isinstance(tile, Tile) or not isinstance(move.train, str):
             raise InvalidMove("a play needs a tile and a train id")
@@ -321,19 +372,18 @@ def _validate(state: GameState, seat: int, move: Move) -> Move:
                 code="unknown_train",
             )
         move = _play_move(Tile.of(tile.a, tile.b), move.train)
-    elif action not in ("draw", "mark", "end_turn"):
+    elif action not in _SIMPLE_ACTIONS:
         raise InvalidMove(f"unknown action {action!r}")
-    if state.status == "game_over":
+    if state.status == Status.GAME_OVER:
         raise IllegalMove("the game is over", code="game_over")
-    if state.status != "in_round":
+    if state.status != _IN_ROUND:
         raise IllegalMove("no round is running; the host must deal", code="round_not_running")
     if seat != state.turn:
         raise IllegalMove(
             f"it is seat {state.turn}'s turn, not seat {seat}'s", code="not_your_turn"
         )
-    legal = state._legal
     if legal is None:
-        legal = state._legal = _generate(state, seat)
+        legal = _generate(state)
     if move not in legal:
         raise IllegalMove(_explain(state, seat, move, legal))
     return move
@@ -349,43 +399,36 @@ def _do_play(
     if b != a:
         by_pip[b].remove(tile)
     ends = state.ends
-    end = ends[t]
-    if a != end:  # orient: the matching end touches the train
+    if a != ends[t]:  # orient: the matching end touches the train
         a, b = b, a
-        state.trains[t].append(Tile(a, b))
-    else:
-        state.trains[t].append(tile)
+        tile = Tile(a, b)
+    state.trains[t].append(tile)
     events.append({"type": "tile_played", "seat": seat, "tile": [a, b], "train": tid})
     state.consecutive_marks = 0
     state.tiles_played += 1
     if t == seat and state.marked[seat]:
         state.marked[seat] = False
         events.append({"type": "marker_removed", "seat": seat})
-    pending = state.pending[t]
-    if pending:
-        pending -= 1
-        state.pending[t] = pending
-        if not (pending and state.rules.chicken_foot):
-            ends[t] = b
-        if not pending:
-            state.open_doubles.remove(t)
-            events.append({"type": "double_satisfied", "seat": seat, "train": tid})
-    else:
-        ends[t] = b
+    rules = state.rules
+    pending = state.pending
+    was = pending[t]
+    ends[t], pending[t] = advance(ends[t], was, tile, rules.chicken_foot)
+    if was == 1:
+        state.open_doubles.remove(t)
+        events.append({"type": "double_satisfied", "seat": seat, "train": tid})
     double = a == b
     if double:
-        state.pending[t] = 3 if state.rules.chicken_foot else 1
         state.open_doubles.append(t)
         events.append({"type": "double_opened", "seat": seat, "train": tid, "tile": [a, a]})
     opening = not state.opened[seat]
     state.must_follow = None
     if not state.hands[seat]:
-        if opening and state.rules.opening_out_waits:
+        if opening and rules.opening_out_waits:
             _end_turn(state, seat, events)  # the round ends once everybody has opened
         else:
-            _round_over(state, "out", events)
+            _round_over(state, RoundOverReason.OUT, events)
     elif opening:
-        if state.rules.opening == "single":
+        if rules.opening == _SINGLE:
             _end_turn(state, seat, events)
     elif double:
         state.must_follow = t
@@ -398,14 +441,16 @@ def _end_turn(state: GameState, seat: int, events: list[Event]) -> None:
     state.opened[seat] = True
     n = state.n_players
     if state.rules.opening_out_waits and not all(state.hands) and all(state.opened):
-        _round_over(state, "out", events)
+        _round_over(state, RoundOverReason.OUT, events)
         return
     if state.consecutive_marks >= n:
-        _round_over(state, "blocked", events)
+        _round_over(state, RoundOverReason.BLOCKED, events)
         return
     nxt = (seat + 1) % n
     state.turn = nxt
-    _reset_turn(state)
+    state.tiles_played = 0  # _reset_turn, inline: this runs on almost every move
+    state.drawn = False
+    state.must_follow = None
     events.append({"type": "turn_passed", "seat": nxt})
 
 
@@ -420,7 +465,7 @@ def hand_points(state: GameState, seat: int) -> int:
     )
 
 
-def _round_over(state: GameState, reason: str, events: list[Event]) -> None:
+def _round_over(state: GameState, reason: RoundOverReason, events: list[Event]) -> None:
     n = state.n_players
     out = [s for s in range(n) if not state.hands[s]]
     scores = [hand_points(state, s) for s in range(n)]
@@ -441,11 +486,11 @@ def _round_over(state: GameState, reason: str, events: list[Event]) -> None:
         }
     )
     if state.round >= state.rules.rounds:
-        state.status = "game_over"
+        state.status = Status.GAME_OVER
         state.winners = winners(state.scores)
         events.append({"type": "game_over", "winners": state.winners, "totals": totals})
     else:
-        state.status = "round_over"
+        state.status = Status.ROUND_OVER
 
 
 def winners(scores: list[list[int]]) -> list[int]:
@@ -465,62 +510,73 @@ def winners(scores: list[list[int]]) -> list[int]:
 
 def _explain(state: GameState, seat: int, move: Move, legal: list[Move]) -> str:
     """Why a well-formed move is not legal now: one human sentence (error path only)."""
-    must_play = any(m.action == "play" for m in legal)
-    n = state.n_players
-    if move.action == "play":
-        tile, tid = move.tile, move.train
-        assert tile is not None and tid is not None
-        t = state.train_index(tid)
-        assert t is not None
-        if tile not in state.hands[seat]:
-            return f"you do not hold {tile}"
-        if not state.opened[seat]:
-            if t != seat:
-                return "during your opening turn you may only play on your own train"
-        elif state.must_follow is not None and state.rules.double_follow == "satisfy":
-            if t != state.must_follow:
-                return (
-                    f"you must follow the double you just played on train "
-                    f"{state.train_id(state.must_follow)}"
-                )
-        elif state.must_follow is None and state.open_doubles and t != state.open_doubles[0]:
-            oldest = state.open_doubles[0]
-            return (
-                f"the double on train {state.train_id(oldest)} is open and must be satisfied first"
-            )
-        elif t != seat and t != n and not state.marked[t]:
-            return f"train {tid} belongs to seat {t} and carries no marker"
-        elif t == n and not state.trains[n] and state.rules.mexican_needs_own_blocked:
-            end = state.ends[seat]
-            if any(end in x for x in state.hands[seat]):
-                return (
-                    "the Mexican train may only be started by a player who has no play "
-                    "on their own train"
-                )
-        end = state.ends[t]
-        if end not in tile:
-            if not state.trains[t]:
-                return f"{tile} cannot start train {tid}: its first tile must bear the engine {end}"
-            return f"{tile} does not match train {tid}, whose open end is {end}"
-        if state.opened[seat] is False and state.tiles_played and state.rules.opening == "single":
-            return "a single opening turn is exactly one tile"
-        return f"{move} is not legal now"
-    if move.action != "end_turn" and not state.opened[seat] and state.tiles_played:
+    if move.action == Action.PLAY:
+        return _explain_play(state, seat, move)
+    rules = state.rules
+    if move.action != Action.END_TURN and not state.opened[seat] and state.tiles_played:
         return (
             "after the first tile of your opening turn you may only add tiles to your own "
             "train or end_turn"
         )
-    if must_play:
+    if any(m.action == Action.PLAY for m in legal):
         return f"you have a legal play, so you must play, not {move.action}"
-    if move.action == "draw":
+    if move.action == Action.DRAW:
         if not state.boneyard:
             return "the boneyard is empty"
-        if not state.opened[seat] and state.rules.opening_no_play == "mark":
+        if not state.opened[seat] and rules.opening_no_play == OpeningNoPlay.MARK:
             return (
                 "with opening_no_play 'mark' a player who cannot start their train marks "
                 "without drawing"
             )
         return "you have already drawn this turn"
-    if move.action == "mark":
+    if move.action == Action.MARK:
         return "you must draw before you mark while the boneyard has tiles"
     return "end_turn only ends an opening-turn chain after at least one tile"
+
+
+def _explain_play(state: GameState, seat: int, move: Move) -> str:
+    tile, tid = move.tile, move.train
+    assert tile is not None and tid is not None
+    t = state.train_index(tid)
+    assert t is not None
+    if tile not in state.hands[seat]:
+        return f"you do not hold {tile}"
+    refusal = _train_refusal(state, seat, t, tid)
+    if refusal:
+        return refusal
+    end = state.ends[t]
+    if end not in tile:
+        if not state.trains[t]:
+            return f"{tile} cannot start train {tid}: its first tile must bear the engine {end}"
+        return f"{tile} does not match train {tid}, whose open end is {end}"
+    if not state.opened[seat] and state.tiles_played and state.rules.opening == Opening.SINGLE:
+        return "a single opening turn is exactly one tile"
+    return f"{move} is not legal now"
+
+
+def _train_refusal(state: GameState, seat: int, t: int, tid: str) -> str | None:
+    """Why ``seat`` may not play on train ``t`` at all now, or None when it may."""
+    rules = state.rules
+    n = state.n_players
+    if not state.opened[seat]:
+        if t != seat:
+            return "during your opening turn you may only play on your own train"
+    elif state.must_follow is not None and rules.double_follow == DoubleFollow.SATISFY:
+        if t != state.must_follow:
+            return (
+                f"you must follow the double you just played on train "
+                f"{state.train_id(state.must_follow)}"
+            )
+    elif state.must_follow is None and state.open_doubles and t != state.open_doubles[0]:
+        oldest = state.open_doubles[0]
+        return f"the double on train {state.train_id(oldest)} is open and must be satisfied first"
+    elif t != seat and t != n and not state.marked[t]:
+        return f"train {tid} belongs to seat {t} and carries no marker"
+    elif t == n and not state.trains[n] and rules.mexican_needs_own_blocked:
+        end = state.ends[seat]
+        if any(end in x for x in state.hands[seat]):
+            return (
+                "the Mexican train may only be started by a player who has no play "
+                "on their own train"
+            )
+    return None

@@ -16,14 +16,16 @@ from service.rules.engine import winners
 from service.rules.errors import InvalidPosition, InvalidRules
 from service.rules.options import (
     MAX_NAME_LENGTH,
-    MAX_PLAYERS,
+    MAX_PLAYERS_ANY,
     MIN_PLAYERS,
+    Rules,
     resolve_rules,
     valid_name,
 )
 from service.rules.rng import MAX_SEED, random_seed
-from service.rules.state import MEXICAN, STATUSES, GameState
+from service.rules.state import GameState, advance
 from service.rules.tiles import Tile, full_set, parse_tile
+from service.rules.vocabulary import MEXICAN, Opening, Status
 
 FORMAT = "mexican-train-position/1"
 
@@ -98,57 +100,93 @@ def _chain(engine: int, tiles: list[Tile], chicken: bool, tid: str) -> tuple[lis
         if end not in tile:
             what = "the engine" if i == 0 else f"tile {i}"
             raise _fail(f"train {tid}: tile {tile} does not connect to {what} (needs a {end})")
-        placed = tile if tile.a == end else Tile(tile.b, tile.a)
+        placed = tile.oriented(end)
         oriented.append(placed)
-        if pending:
-            pending -= 1
-            if not (chicken and pending):
-                end = placed.b
-        else:
-            end = placed.b
-        if placed.a == placed.b:
-            pending = 3 if chicken else 1
+        end, pending = advance(end, pending, placed, chicken)
     return oriented, end, pending
 
 
 def import_position(doc: Any) -> GameState:
-    """Build a state from a position; ``InvalidPosition`` with a reason for any broken invariant."""
+    """Build a state from a position; ``InvalidPosition`` with a reason for any broken invariant.
+
+    The checks run in document order (players, rules, seed, status, scores, ...), so the reason
+    names the first broken field."""
     if not isinstance(doc, dict):
         raise _fail("a position is a JSON object")
     if doc.get("format") != FORMAT:
         raise _fail(f"'format' must be {FORMAT!r}")
+    players = _players(doc)
+    n = len(players)
+    state = GameState(players, _rules(doc, n), _seed(doc))
+    state.status = _status(doc)
+    state.scores = _scores(doc, n)
+    state.starter = _starter(doc, n)
+    if state.status == Status.WAITING_DEAL:
+        _check_undealt(doc, state)
+        return state
+    _round_and_engine(doc, state)
+    state.opened = _bools(doc, "opened", n)
+    state.marked = _bools(doc, "marked", n)
+    _hands_and_boneyard(doc, state)
+    _trains(doc, state)
+    _tiles_once(state)
+    _open_doubles(doc, state)
+    _consecutive_marks(doc, state)
+    if state.status != Status.IN_ROUND:
+        if doc.get("turn") is not None:
+            raise _fail(f"no player has the turn when the status is {state.status}")
+        if state.status == Status.GAME_OVER:
+            state.winners = winners(state.scores)
+        return state
+    _turn(doc, state)
+    _turn_state(doc, state)
+    return state
+
+
+def _players(doc: dict[str, Any]) -> list[str]:
     players = doc.get("players")
-    top_players = max(MAX_PLAYERS.values())
     if (
         not isinstance(players, list)
-        or not MIN_PLAYERS <= len(players) <= top_players
+        or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS_ANY
         or not all(valid_name(p) for p in players)
     ):
         raise _fail(
-            f"'players' must be a list of {MIN_PLAYERS} to {top_players} names of 1 to "
+            f"'players' must be a list of {MIN_PLAYERS} to {MAX_PLAYERS_ANY} names of 1 to "
             f"{MAX_NAME_LENGTH} printable characters"
         )
-    n = len(players)
+    return list(players)
+
+
+def _rules(doc: dict[str, Any], n: int) -> Rules:
     spec = doc.get("rules")
     if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):
         raise _fail('\'rules\' must be {"preset": name, "options": {...}}')
     try:
-        rules = resolve_rules(spec.get("preset", "standard"), spec.get("options") or {}, n)
+        return resolve_rules(spec.get("preset", "standard"), spec.get("options") or {}, n)
     except InvalidRules as err:
         raise _fail(f"rules: {err}") from None
 
+
+def _seed(doc: dict[str, Any]) -> int:
     seed = doc.get("seed")
     if seed is None:
-        seed = random_seed()
-    elif type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        return random_seed()
+    if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise _fail(f"'seed' must be an integer 0..{MAX_SEED}")
-    state = GameState(list(players), rules, seed)
+    return seed
 
-    status = doc.get("status", "in_round")
-    if status not in STATUSES:
-        raise _fail(f"'status' must be one of {', '.join(STATUSES)}")
-    state.status = status
 
+def _status(doc: dict[str, Any]) -> Status:
+    status = doc.get("status", Status.IN_ROUND)
+    if not isinstance(status, str) or status not in _STATUSES:
+        raise _fail(f"'status' must be one of {', '.join(Status)}")
+    return _STATUSES[status]
+
+
+_STATUSES: dict[str, Status] = {status.value: status for status in Status}
+
+
+def _scores(doc: dict[str, Any], n: int) -> list[list[int]]:
     scores = doc.get("scores")
     if (
         not isinstance(scores, list)
@@ -159,37 +197,44 @@ def import_position(doc: Any) -> GameState:
         raise _fail(f"'scores' must be {n} lists of non-negative integers, one per seat")
     if len({len(s) for s in scores}) > 1:
         raise _fail("every seat's 'scores' list must have the same length")
-    state.scores = [list(s) for s in scores]
-    finished = len(scores[0])
+    return [list(s) for s in scores]
 
+
+def _starter(doc: dict[str, Any], n: int) -> int | None:
     starter = doc.get("starter")
     if starter is not None and (type(starter) is not int or not 0 <= starter < n):
         raise _fail(f"'starter' must be a seat 0..{n - 1} or null")
-    state.starter = starter
+    return starter
 
-    if status == "waiting_deal":
-        if doc.get("round", 0) != 0 or finished:
-            raise _fail("a game waiting for its first deal has round 0 and no scores")
-        trains = doc.get("trains") or {}
-        placed = [doc.get("boneyard"), *(doc.get("hands") or [])]
-        placed += list(trains.values()) if isinstance(trains, dict) else [trains]
-        if any(placed) or doc.get("turn") is not None or doc.get("engine") is not None:
-            raise _fail("a game waiting for its first deal has no tiles dealt, engine or turn")
-        return state
 
+def _check_undealt(doc: dict[str, Any], state: GameState) -> None:
+    """A game waiting for its first deal: no round, no scores, nothing on the table."""
+    if doc.get("round", 0) != 0 or state.scores[0]:
+        raise _fail("a game waiting for its first deal has round 0 and no scores")
+    trains = doc.get("trains") or {}
+    placed = [doc.get("boneyard"), *(doc.get("hands") or [])]
+    placed += list(trains.values()) if isinstance(trains, dict) else [trains]
+    if any(placed) or doc.get("turn") is not None or doc.get("engine") is not None:
+        raise _fail("a game waiting for its first deal has no tiles dealt, engine or turn")
+
+
+def _round_and_engine(doc: dict[str, Any], state: GameState) -> None:
+    """The round number agrees with the status and the finished rounds; the engine with both."""
+    rules, status = state.rules, state.status
     rnd = doc.get("round")
     if type(rnd) is not int or not 1 <= rnd <= rules.rounds:
         raise _fail(f"'round' must be an integer 1..{rules.rounds}")
     state.round = rnd
-    expected_finished = rnd - 1 if status == "in_round" else rnd
+    finished = len(state.scores[0])
+    expected_finished = rnd - 1 if status == Status.IN_ROUND else rnd
     if finished != expected_finished:
         raise _fail(
             f"'scores' must hold {expected_finished} finished round(s) for a {status} game in "
             f"round {rnd}, not {finished}"
         )
-    if status == "game_over" and rnd != rules.rounds:
+    if status == Status.GAME_OVER and rnd != rules.rounds:
         raise _fail("a finished game has played every round")
-    if status == "round_over" and rnd == rules.rounds:
+    if status == Status.ROUND_OVER and rnd == rules.rounds:
         raise _fail("after the last round the status is game_over, not round_over")
     engine = doc.get("engine")
     expected_engine = rules.set - (rnd - 1)
@@ -197,55 +242,69 @@ def import_position(doc: Any) -> GameState:
         raise _fail(f"round {rnd} uses engine {expected_engine}, not {engine!r}")
     state.engine = engine
 
-    state.opened = _bools(doc, "opened", n)
-    state.marked = _bools(doc, "marked", n)
+
+def _hands_and_boneyard(doc: dict[str, Any], state: GameState) -> None:
+    n, top = state.n_players, state.rules.set
     hands = doc.get("hands")
     if not isinstance(hands, list) or len(hands) != n:
         raise _fail(f"'hands' must be a list of {n} hands, one per seat")
     state.hands = [
-        sorted(Tile.of(x.a, x.b) for x in _tiles(h, f"hand {s}", rules.set))
-        for s, h in enumerate(hands)
+        sorted(x.normal for x in _tiles(h, f"hand {s}", top)) for s, h in enumerate(hands)
     ]
     state.reindex()
-    state.boneyard = [Tile.of(x.a, x.b) for x in _tiles(doc.get("boneyard"), "boneyard", rules.set)]
+    state.boneyard = [x.normal for x in _tiles(doc.get("boneyard"), "boneyard", top)]
 
+
+def _trains(doc: dict[str, Any], state: GameState) -> None:
+    """Every train, oriented and checked tile by tile, with its open end and follow count."""
     trains_doc = doc.get("trains")
-    ids = [str(s) for s in range(n)] + [MEXICAN]
+    ids = _train_ids(state)
     if not isinstance(trains_doc, dict) or set(trains_doc) != set(ids):
         raise _fail(f"'trains' must have exactly the keys {', '.join(ids)}")
+    assert state.engine is not None
     for t, tid in enumerate(ids):
         raw = trains_doc[tid]
         if raw is None and tid == MEXICAN:
             raw = []
-        tiles, end, pending = _chain(
-            engine, _tiles(raw, f"train {tid}", rules.set), rules.chicken_foot, tid
+        tiles = _tiles(raw, f"train {tid}", state.rules.set)
+        state.trains[t], state.ends[t], state.pending[t] = _chain(
+            state.engine, tiles, state.rules.chicken_foot, tid
         )
-        state.trains[t] = tiles
-        state.ends[t] = end
-        state.pending[t] = pending
 
-    # Every tile of the set (engine included) is in exactly one place.
-    seen: dict[Tile, str] = {Tile(engine, engine): "the centre"}
+
+def _train_ids(state: GameState) -> list[str]:
+    return [str(s) for s in range(state.n_players)] + [MEXICAN]
+
+
+def _tiles_once(state: GameState) -> None:
+    """Every tile of the set (engine included) is in exactly one place."""
+    assert state.engine is not None
+    ids = _train_ids(state)
+    seen: dict[Tile, str] = {Tile(state.engine, state.engine): "the centre"}
     places = [(f"hand {s}", h) for s, h in enumerate(state.hands)]
     places.append(("the boneyard", state.boneyard))
     places += [(f"train {ids[t]}", tr) for t, tr in enumerate(state.trains)]
     for where, tiles in places:
         for tile in tiles:
-            key = Tile.of(tile.a, tile.b)
+            key = tile.normal
             if key in seen:
                 raise _fail(f"tile {key} is both in {seen[key]} and in {where}")
             seen[key] = where
-    missing = [t for t in full_set(rules.set) if t not in seen]
+    top = state.rules.set
+    missing = [t for t in full_set(top) if t not in seen]
     if missing:
         shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
-        raise _fail(f"{len(missing)} tile(s) of the double-{rules.set} set are nowhere: {shown}")
+        raise _fail(f"{len(missing)} tile(s) of the double-{top} set are nowhere: {shown}")
 
+
+def _open_doubles(doc: dict[str, Any], state: GameState) -> None:
+    ids = _train_ids(state)
     open_doubles = doc.get("open_doubles")
     if not isinstance(open_doubles, list) or not all(isinstance(x, str) for x in open_doubles):
         raise _fail("'open_doubles' must be a list of train ids, oldest first")
     if len(set(open_doubles)) != len(open_doubles) or not set(open_doubles) <= set(ids):
         raise _fail("'open_doubles' must name distinct, existing trains")
-    actual = {ids[t] for t in range(n + 1) if state.pending[t]}
+    actual = {ids[t] for t in range(len(ids)) if state.pending[t]}
     if set(open_doubles) != actual:
         raise _fail(
             f"'open_doubles' lists {sorted(open_doubles)} but the trains ending on an open "
@@ -253,6 +312,9 @@ def import_position(doc: Any) -> GameState:
         )
     state.open_doubles = [ids.index(x) for x in open_doubles]
 
+
+def _consecutive_marks(doc: dict[str, Any], state: GameState) -> None:
+    n = state.n_players
     marks = doc.get("consecutive_marks", 0)
     if type(marks) is not int or not 0 <= marks < n:
         raise _fail(f"'consecutive_marks' must be an integer 0..{n - 1}")
@@ -260,23 +322,26 @@ def import_position(doc: Any) -> GameState:
         raise _fail("'consecutive_marks' only counts marks made while the boneyard is empty")
     state.consecutive_marks = marks
 
+
+def _turn(doc: dict[str, Any], state: GameState) -> None:
+    """A round in progress: the seat on turn holds tiles, and nobody is out unless waiting."""
+    n = state.n_players
     turn = doc.get("turn")
-    if status != "in_round":
-        if turn is not None:
-            raise _fail(f"no player has the turn when the status is {status}")
-        if status == "game_over":
-            state.winners = winners(state.scores)
-        return state
     if type(turn) is not int or not 0 <= turn < n:
         raise _fail(f"'turn' must be a seat 0..{n - 1}")
     state.turn = turn
     if not state.hands[turn]:
         raise _fail(f"seat {turn} has the turn but no tiles: the round would be over")
-    waiting = rules.opening_out_waits and not all(state.opened)
+    waiting = state.rules.opening_out_waits and not all(state.opened)
     for s in range(n):
         if not state.hands[s] and not (waiting and state.opened[s]):
             raise _fail(f"seat {s} has no tiles left, so the round would be over")
 
+
+def _turn_state(doc: dict[str, Any], state: GameState) -> None:
+    """Mid-turn facts: drawn, tiles played, and the double the player must follow."""
+    assert state.turn is not None
+    ids = _train_ids(state)
     ts = doc.get("turn_state") or {}
     if not isinstance(ts, dict):
         raise _fail("'turn_state' must be an object")
@@ -285,8 +350,8 @@ def import_position(doc: Any) -> GameState:
     follow = ts.get("must_follow")
     if not isinstance(drawn, bool) or type(played) is not int or played < 0:
         raise _fail("'turn_state' needs drawn (boolean) and tiles_played (integer >= 0)")
-    opening = not state.opened[turn]
-    if played and opening and rules.opening == "single":
+    opening = not state.opened[state.turn]
+    if played and opening and state.rules.opening == Opening.SINGLE:
         raise _fail("a single opening turn ends after its tile")
     if follow is not None:
         if follow not in ids or not state.pending[ids.index(follow)] or opening or not played:
@@ -298,7 +363,6 @@ def import_position(doc: Any) -> GameState:
         )
     state.drawn = drawn
     state.tiles_played = played
-    return state
 
 
 def check_invariants(state: GameState) -> None:

@@ -8,14 +8,31 @@ end of the train still needs (0 = no open double; 1 normally, up to 3 with ``chi
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from service.rules.options import Rules
-from service.rules.tiles import MAX_PIP, Tile
+from service.rules.tiles import MAX_PIP, Move, Tile
+from service.rules.vocabulary import MEXICAN, Status
 
-MEXICAN = "mexican"
+__all__ = ["MEXICAN", "GameState", "advance"]
 
-STATUSES = ("waiting_deal", "in_round", "round_over", "game_over")
+
+def advance(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
+    """A train's (open end, follow count) after ``placed`` (oriented) joins it.
+
+    ``pending`` counts the tiles the double at the end still needs: a tile on an open double
+    takes one; the end moves on once the double is satisfied, or at once without
+    ``chicken_foot`` (its three tiles all go on the double itself). A double opens a new one.
+    """
+    if pending:
+        pending -= 1
+        if not (chicken_foot and pending):
+            end = placed.b
+    else:
+        end = placed.b
+    if placed.a == placed.b:
+        pending = 3 if chicken_foot else 1
+    return end, pending
 
 
 class GameState:
@@ -53,7 +70,7 @@ class GameState:
         self.players: list[str] = players
         self.rules: Rules = rules
         self.seed: int = seed
-        self.status: str = "waiting_deal"
+        self.status: Status = Status.WAITING_DEAL
         self.round: int = 0
         self.engine: int | None = None
         self.starter: int | None = None
@@ -77,7 +94,7 @@ class GameState:
         self.must_follow: int | None = None
         self.consecutive_marks: int = 0  # marks in a row made while the boneyard was empty
         self.winners: list[int] | None = None
-        self._legal: Any = None  # cache of (seat, legal moves) for the current state
+        self._legal: list[Move] | None = None  # the legal moves of the seat on turn, once known
 
     @property
     def n_players(self) -> int:
@@ -95,6 +112,24 @@ class GameState:
             if index < len(self.players):
                 return index
         return None
+
+    def legal(self, generate: Callable[[GameState], list[Move]]) -> list[Move]:
+        """The legal moves of the seat on turn, made by ``generate`` once per state.
+
+        Callers must not mutate the list (it is shared until the next change)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = generate(self)
+        return legal
+
+    def take_legal(self) -> list[Move] | None:
+        """The cached legal moves (or None), dropped from the state: it is about to change."""
+        legal = self._legal
+        self._legal = None
+        return legal
+
+    def forget_legal(self) -> None:
+        self._legal = None
 
     def totals(self) -> list[int]:
         return [sum(s) for s in self.scores]
@@ -148,13 +183,6 @@ class GameState:
         for t, tiles in enumerate(self.trains):
             end, pending = engine, 0
             for tile in tiles:
-                if pending:
-                    pending -= 1
-                    if not (chicken and pending):
-                        end = tile.b
-                else:
-                    end = tile.b
-                if tile.a == tile.b:
-                    pending = 3 if chicken else 1
+                end, pending = advance(end, pending, tile, chicken)
             self.ends[t] = end
             self.pending[t] = pending

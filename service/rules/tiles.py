@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from service.rules.errors import InvalidMove
+from service.rules.vocabulary import MEXICAN, Action
 
 #: Highest pip number of any supported set (double-18).
 MAX_PIP = 18
 
-ACTIONS = ("play", "draw", "mark", "end_turn")
+_PLAY = Action.PLAY
 
 
 class Tile(NamedTuple):
@@ -79,7 +80,7 @@ class Move:
     """A player action, exactly API.md's move object. ``tile`` is normalised; ``train`` is a
     train id (``"0"``, ``"1"``, ... or ``"mexican"``); both are ``None`` except for ``play``."""
 
-    action: str
+    action: Action
     tile: Tile | None = None
     train: str | None = None
 
@@ -96,15 +97,15 @@ class Move:
         if not isinstance(obj, dict):
             raise InvalidMove("a move is a JSON object with an 'action'")
         action = obj.get("action")
-        if action not in ACTIONS:
-            raise InvalidMove(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
-        extra = set(obj) - ({"action", "tile", "train"} if action == "play" else {"action"})
+        if not isinstance(action, str) or action not in _ACTIONS:
+            raise InvalidMove(f"unknown action {action!r}; expected one of {', '.join(Action)}")
+        extra = set(obj) - ({"action", "tile", "train"} if action == _PLAY else {"action"})
         extra -= {k for k in ("tile", "train") if obj.get(k) is None}
         if extra:
             raise InvalidMove(
                 f"unexpected field(s) for {action}: {', '.join(sorted(map(str, extra)))}"
             )
-        if action != "play":
+        if action != _PLAY:
             return _SIMPLE[action]
         if "tile" not in obj or "train" not in obj:
             raise InvalidMove("a play needs a 'tile' ([a, b]) and a 'train' id")
@@ -120,21 +121,22 @@ class Move:
         return _play_move(tile, train)
 
     def to_json(self) -> dict[str, Any]:
-        if self.action == "play":
+        if self.action == _PLAY:
             assert self.tile is not None
-            return {"action": "play", "tile": [self.tile.a, self.tile.b], "train": self.train}
+            return {"action": _PLAY, "tile": [self.tile.a, self.tile.b], "train": self.train}
         return {"action": self.action}
 
     def __str__(self) -> str:
-        if self.action == "play":
+        if self.action == _PLAY:
             return f"play {self.tile} on train {self.train}"
         return self.action
 
 
-DRAW = Move("draw")
-MARK = Move("mark")
-END_TURN = Move("end_turn")
-_SIMPLE = {"draw": DRAW, "mark": MARK, "end_turn": END_TURN}
+DRAW = Move(Action.DRAW)
+MARK = Move(Action.MARK)
+END_TURN = Move(Action.END_TURN)
+_SIMPLE: dict[str, Move] = {Action.DRAW: DRAW, Action.MARK: MARK, Action.END_TURN: END_TURN}
+_ACTIONS = frozenset(Action)
 
 # Interned play moves: legal_moves returns the same objects every time, so membership tests in
 # apply() hit the identity fast path and the hot loop allocates nothing.
@@ -145,8 +147,8 @@ def _play_move(tile: Tile, train: str) -> Move:
     key = (tile, train)
     move = _PLAY_CACHE.get(key)
     if move is None:
-        move = Move("play", tile, train)
+        move = Move(_PLAY, tile, train)
         # only plausible train ids are interned, so hostile input cannot grow the cache
-        if train == "mexican" or (len(train) <= 2 and train.isdigit()):
+        if train == MEXICAN or (len(train) <= 2 and train.isdigit()):
             _PLAY_CACHE[key] = move
     return move

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.rules.engine import Event
-from service.rules.state import MEXICAN, GameState
+from service.rules.events import Event, TileDrawn
+from service.rules.state import GameState
+from service.rules.vocabulary import MEXICAN, Status
+
+_WAITING_DEAL = Status.WAITING_DEAL
 
 
 def game_view(state: GameState, seat: int | None) -> dict[str, Any]:
     """API.md's game view minus ``game_id``/``version``; ``hand`` only for a valid ``seat``."""
     n = state.n_players
     totals = state.totals()
-    dealt = state.status != "waiting_deal"
+    dealt = state.status != _WAITING_DEAL
     trains: list[dict[str, Any]] = []
     if dealt:
         for t in range(n + 1):
@@ -87,7 +90,8 @@ def visible_events(events: list[Event], seat: int | None) -> list[Event]:
     """The events as ``seat`` may see them: other players' drawn tiles are hidden."""
     out: list[Event] = []
     for event in events:
-        if event["type"] == "tile_drawn" and event.get("seat") != seat:
-            event = {k: v for k, v in event.items() if k != "tile"}
+        if event["type"] == "tile_drawn" and event["seat"] != seat:
+            hidden: TileDrawn = {"type": "tile_drawn", "seat": event["seat"]}
+            event = hidden
         out.append(event)
     return out
