@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from service.rules import Move
+from service.rules import Action, Move
 
 View = dict[str, Any]
 TileT = tuple[int, int]
 
-_ACTION_ORDER = {"play": 0, "draw": 1, "mark": 2, "end_turn": 3}
+_ACTION_ORDER: dict[str, int] = {action: rank for rank, action in enumerate(Action)}
 
 
 class Bot(Protocol):
@@ -58,7 +58,7 @@ def train_by_id(view: View) -> dict[str, dict[str, Any]]:
 
 
 def plays(moves: Iterable[Move]) -> list[Move]:
-    return [m for m in moves if m.action == "play" and m.tile is not None]
+    return [m for m in moves if m.action == Action.PLAY and m.tile is not None]
 
 
 def play_tile(move: Move) -> TileT:

@@ -23,7 +23,7 @@ from service.bots.base import Bot
 from service.bots.registry import make_bot
 from service.bots.stats import GameResult
 from service.client import Client, StaleVersion
-from service.rules import Move
+from service.rules import Move, Status
 
 MAX_ACTIONS = 200_000  # a guard against a bot/engine bug looping forever, far above real games
 
@@ -112,10 +112,10 @@ def play_local(spec: GameSpec, *, record: bool = False) -> GameResult:
     state = rules.new_game(spec.players, spec.preset, spec.options, spec.seed)
     rec = _Recorder(record)
     for _ in range(MAX_ACTIONS):
-        if state.status in ("waiting_deal", "round_over"):
+        if state.status in (Status.WAITING_DEAL, Status.ROUND_OVER):
             rules.deal(state)
             continue
-        if state.status == "game_over":
+        if state.status == Status.GAME_OVER:
             break
         seat = state.turn
         assert seat is not None
@@ -159,10 +159,10 @@ def drive_http(
     view_seat: int | None = None  # whose hand `view` shows (None: public/host view)
     for _ in range(MAX_ACTIONS):
         status = view["status"]
-        if status == "game_over":
+        if status == Status.GAME_OVER:
             break
         try:
-            if status in ("waiting_deal", "round_over"):
+            if status in (Status.WAITING_DEAL, Status.ROUND_OVER):
                 view = client.deal(gid, token=host, if_match=int(view["version"]))
                 view_seat = None
                 continue
