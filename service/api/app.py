@@ -9,24 +9,30 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from service.store import GameStore, connect
+from service.store import GameStore, IdempotentReplay, connect
 
-from .config import load_settings
+from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
 from .docs import HEADER_PARAMETERS
 from .docs_page import init_app as init_docs_page
-from .gameplay import Replay, replay_response
+from .etag import ETAG, IF_MATCH, IF_NONE_MATCH
+from .idempotency import HEADER as IDEMPOTENCY_KEY
+from .idempotency import REPLAYED_HEADER, handle_replay
+from .observability import REQUEST_ID_HEADER
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
+from .smorest_adapter import serve_spec_with
 from .store_access import STORE_EXTENSION
 
 API_PREFIX = "/api/v1"
 SPEC_PATH = "api/v1/openapi.json"
-CORS_REQUEST_HEADERS = (
-    "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID"
+CORS_REQUEST_HEADERS = ", ".join(
+    ("Authorization", "Content-Type", IF_MATCH, IF_NONE_MATCH, IDEMPOTENCY_KEY, REQUEST_ID_HEADER)
 )
-CORS_EXPOSED_HEADERS = (
-    "ETag, Location, Retry-After, Idempotent-Replayed, WWW-Authenticate, X-Request-ID"
+CORS_EXPOSED_HEADERS = ", ".join(
+    (ETAG, "Location", "Retry-After", REPLAYED_HEADER, "WWW-Authenticate", REQUEST_ID_HEADER)
 )
+CORS_MAX_AGE_SECONDS = "600"
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 def spec_json(api: ProblemApi) -> bytes:
@@ -35,8 +41,7 @@ def spec_json(api: ProblemApi) -> bytes:
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    """Build the WSGI app. ``config`` overrides the environment (REDIS_URL, REDIS_CLUSTER,
-    GAME_TTL_SECONDS, IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, RATE_LIMIT_PER_MINUTE);
+    """Build the WSGI app. ``config`` overrides the environment (see :mod:`.config`);
     ``STORE`` may pass a ready GameStore. No game state lives in the process: any worker
     serves any request."""
     settings = load_settings(config)
@@ -48,85 +53,92 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH=SPEC_PATH,
-        MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_SPEC_OPTIONS=api_spec_options(),
     )
-    app.config.update({k: v for k, v in settings.items() if k.isupper()})
+    # Flask's own settings pass through; the service's are in the one typed Settings value.
+    extra = {k: v for k, v in (config or {}).items() if k.isupper() and k not in DEFAULTS}
+    extra.pop("STORE", None)
+    app.config.update(extra)
+    app.config[SETTINGS_KEY] = settings
+    app.extensions[STORE_EXTENSION] = settings.store or build_store(settings)
+    init_api(app)
+    init_docs_page(app)
+    app.before_request(require_json_body)
+    app.after_request(vary_by_token)
+    app.after_request(cors)
+    # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
+    init_observability(app, settings)
+    return app
 
-    gs = settings.get("STORE")
-    if gs is None:
-        client = connect(settings["REDIS_URL"], cluster=settings["REDIS_CLUSTER"])
-        gs = GameStore(
-            client,
-            game_ttl=settings["GAME_TTL_SECONDS"],
-            idem_ttl=settings["IDEMPOTENCY_TTL_SECONDS"],
-            rate_window=60 if settings["RATE_LIMIT_PER_MINUTE"] else 0,
-        )
-    app.extensions[STORE_EXTENSION] = gs
 
+def build_store(settings: Settings) -> GameStore:
+    client = connect(settings.redis_url, cluster=settings.redis_cluster)
+    return GameStore(
+        client,
+        game_ttl=settings.game_ttl_seconds,
+        idem_ttl=settings.idempotency_ttl_seconds,
+        rate_window=60 if settings.rate_limit_per_minute else 0,
+    )
+
+
+def init_api(app: Flask) -> ProblemApi:
+    """The flask-smorest Api: blueprints, shared spec components, the replay handler, and the
+    spec served exactly as ``make spec`` writes it (flask-smorest's own view does not sort)."""
     api = ProblemApi(app)
     for name, param in HEADER_PARAMETERS.items():
         api.spec.components.parameter(name, "header", param)
     register_blueprints(api)
-    app.register_error_handler(Replay, lambda replay: replay_response(replay.kept))
+    app.register_error_handler(IdempotentReplay, handle_replay)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "description": "seat or host token"}
     )
-    # Serve the spec exactly as `make spec` writes it (flask-smorest's own view does not sort).
-    app.view_functions["api-docs.openapi_json"] = lambda: Response(
-        spec_json(api), mimetype="application/json"
-    )
+    serve_spec_with(app, lambda: Response(spec_json(api), mimetype="application/json"))
+    return api
 
-    init_docs_page(app)
 
-    @app.before_request
-    def require_json_body() -> None:
-        """A body that is not JSON is refused up front (415) rather than read as missing."""
-        if request.method not in {"POST", "PUT", "PATCH"}:
-            return
-        if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
-            # No Content-Length to check: read the body (cached for the parser). Werkzeug
-            # stops at MAX_CONTENT_LENGTH without an error, so a body that reaches it is
-            # taken as longer, not silently cut.
-            data = request.get_data(cache=True)
-            limit = request.max_content_length
-            if limit is not None and len(data) >= limit:
-                raise RequestEntityTooLarge()
-            has_body = bool(data)
-        else:
-            has_body = (request.content_length or 0) > 0
-        if has_body and not request.is_json:
-            raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
+def require_json_body() -> None:
+    """A body that is not JSON is refused up front (415) rather than read as missing."""
+    if request.method not in MUTATING_METHODS:
+        return
+    if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        # No Content-Length to check: read the body (cached for the parser). Werkzeug
+        # stops at MAX_CONTENT_LENGTH without an error, so a body that reaches it is
+        # taken as longer, not silently cut.
+        data = request.get_data(cache=True)
+        limit = request.max_content_length
+        if limit is not None and len(data) >= limit:
+            raise RequestEntityTooLarge()
+        has_body = bool(data)
+    else:
+        has_body = (request.content_length or 0) > 0
+    if has_body and not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
 
-    @app.after_request
-    def vary_by_token(response: Response) -> Response:
-        """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
-        is the version alone: caches must key on Authorization too."""
-        if request.path.startswith(API_PREFIX + "/games"):
-            response.vary.add("Authorization")
+
+def vary_by_token(response: Response) -> Response:
+    """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
+    is the version alone: caches must key on Authorization too."""
+    if request.path.startswith(API_PREFIX + "/games"):
+        response.vary.add("Authorization")
+    return response
+
+
+def cors(response: Response) -> Response:
+    """Browser front ends on other origins may call the API. Any origin: credentials are
+    bearer tokens the page sends itself, never cookies."""
+    if not request.path.startswith(API_PREFIX) or "Origin" not in request.headers:
         return response
-
-    @app.after_request
-    def cors(response: Response) -> Response:
-        """Browser front ends on other origins may call the API. Any origin: credentials are
-        bearer tokens the page sends itself, never cookies."""
-        if not request.path.startswith(API_PREFIX) or "Origin" not in request.headers:
-            return response
-        response.headers["Access-Control-Allow-Origin"] = "*"
-        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
-            response.headers["Access-Control-Allow-Methods"] = response.headers.get(
-                "Allow", "GET, POST, OPTIONS"
-            )
-            response.headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
-            response.headers["Access-Control-Max-Age"] = "600"
-        else:
-            response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
-        return response
-
-    # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
-    init_observability(app)
-
-    return app
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+        response.headers["Access-Control-Allow-Methods"] = response.headers.get(
+            "Allow", "GET, POST, OPTIONS"
+        )
+        response.headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
+        response.headers["Access-Control-Max-Age"] = CORS_MAX_AGE_SECONDS
+    else:
+        response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
+    return response
 
 
 def register_blueprints(api: ProblemApi) -> None:

@@ -1,10 +1,21 @@
-"""Settings: defaults, overridden by the environment, overridden by ``create_app(config)``."""
+"""Settings: defaults, overridden by the environment, overridden by ``create_app(config)``.
+
+They are read once, into one typed :class:`Settings` value kept in ``app.config["SETTINGS"]``;
+nothing else in the service reads the environment for them.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from flask import current_app
+
+from service.store import GameStore
+
+SETTINGS_KEY = "SETTINGS"
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": "redis://127.0.0.1:6379/0",
@@ -14,29 +25,81 @@ DEFAULTS: dict[str, Any] = {
     "MAX_BODY_BYTES": 64 * 1024,
     # Requests per token per game per minute; beyond it 429. 0 turns the limit off.
     "RATE_LIMIT_PER_MINUTE": 0,
+    # How many proxies in front of us set X-Forwarded-For/Proto/Host; 0 trusts none, so a
+    # directly exposed app cannot be fooled about the client's address.
+    "TRUSTED_PROXIES": 0,
+    # The per-request JSON log line is an info record: "warning" (gunicorn's level, shared)
+    # silences it, as does REQUEST_LOG=0.
+    "LOG_LEVEL": "info",
+    "REQUEST_LOG": True,
 }
-MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE"}
+MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE", "TRUSTED_PROXIES"}
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str
+    redis_cluster: bool
+    game_ttl_seconds: int
+    idempotency_ttl_seconds: int
+    max_body_bytes: int
+    rate_limit_per_minute: int
+    trusted_proxies: int
+    log_level: str
+    request_log: bool
+    store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
+
+    @property
+    def access_log(self) -> bool:
+        """Whether each request writes its JSON log line."""
+        return self.request_log and self.log_level in ("debug", "info")
+
+
+def parse_bool(name: str, raw: Any) -> bool:
+    """A boolean setting: ``1/true/yes/on`` or ``0/false/no/off`` (any case), or a bool."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int):
+        return raw != 0
+    word = str(raw).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ValueError(f"{name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
 
 
 def _coerce(name: str, raw: Any) -> Any:
     default = DEFAULTS[name]
     if isinstance(default, bool):
-        if isinstance(raw, str):
-            return raw.strip().lower() in {"1", "true", "yes", "on"}
-        return bool(raw)
+        return parse_bool(name, raw)
     if isinstance(default, int):
         value = int(raw)
         if value < 0 or (value == 0 and name not in MAY_BE_ZERO):
             raise ValueError(f"{name} must be positive, not {raw!r}")
         return value
-    return str(raw)
+    return str(raw).strip().lower() if name == "LOG_LEVEL" else str(raw)
 
 
-def load_settings(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    settings = dict(DEFAULTS)
+def load_settings(config: Mapping[str, Any] | None = None) -> Settings:
+    """Defaults, then the environment (non-empty values), then ``config`` (``STORE`` may pass a
+    ready GameStore)."""
+    values = dict(DEFAULTS)
     for name in DEFAULTS:
         if os.environ.get(name):
-            settings[name] = _coerce(name, os.environ[name])
-    for name, value in (config or {}).items():
-        settings[name] = _coerce(name, value) if name in DEFAULTS else value
-    return settings
+            values[name] = _coerce(name, os.environ[name])
+    config = dict(config or {})
+    for name in DEFAULTS:
+        if name in config:
+            values[name] = _coerce(name, config[name])
+    return Settings(
+        **{name.lower(): value for name, value in values.items()}, store=config.get("STORE")
+    )
+
+
+def settings() -> Settings:
+    """The running app's settings."""
+    value: Settings = current_app.config[SETTINGS_KEY]
+    return value

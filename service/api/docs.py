@@ -7,55 +7,20 @@ import http
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask_smorest.utils import deepupdate, resolve_schema_instance
+from . import etag, idempotency
+from .smorest_adapter import apidoc, deepupdate, resolve_schema_instance
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Reusable header parameters (registered in the spec by create_app).
-HEADER_PARAMETERS: dict[str, dict[str, Any]] = {
-    "IfMatch": {
-        "name": "If-Match",
-        "in": "header",
-        "required": False,
-        "description": 'Act only if the game is still at this version, e.g. `"7"`; else 412.',
-        "schema": {"type": "string"},
-    },
-    "IfNoneMatch": {
-        "name": "If-None-Match",
-        "in": "header",
-        "required": False,
-        "description": "Answer 304 Not Modified if the game is still at this version.",
-        "schema": {"type": "string"},
-    },
-    "IdempotencyKey": {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": False,
-        "description": (
-            'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry of the same '
-            "request (same key, token, endpoint and body) returns the first response (kept "
-            "24 h) and applies nothing; the same key on another request is judged afresh. "
-            "The answer to `POST /games` holds every token: send a random key (a UUID)."
-        ),
-        "schema": {"type": "string"},
-    },
-}
+HEADER_PARAMETERS: dict[str, dict[str, Any]] = {**etag.PARAMETERS, **idempotency.PARAMETERS}
 
-ETAG_HEADER = {
-    "ETag": {"description": 'The game version, e.g. `"7"`', "schema": {"type": "string"}}
-}
 SEAT_OR_HOST: list[dict[str, list[str]]] = [{"bearer": []}]
 OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"bearer": []}]
 
 
-def _apidoc(func: F) -> dict[str, Any]:
-    doc: dict[str, Any] = copy.deepcopy(getattr(func, "_apidoc", {}))
-    func._apidoc = doc  # type: ignore[attr-defined]
-    return doc
-
-
 # flask-smorest documents through decorators that each wrap the view in one more call layer,
-# run on every request. These helpers write the same ``_apidoc`` entries without wrapping, so
+# run on every request. These helpers write the same documentation entries without wrapping, so
 # documenting ten problem responses costs nothing at run time.
 
 
@@ -82,7 +47,7 @@ def responds(
     entry["content_type"] = None
 
     def decorate(func: F) -> F:
-        doc = _apidoc(func)
+        doc = apidoc(func)
         doc.setdefault("response", {}).setdefault("responses", {}).setdefault(status, [])
         doc["response"]["responses"][status].append(entry)
         if success:
@@ -96,7 +61,7 @@ def problems(*codes: int) -> Callable[[F], F]:
     """Document each status as an ``application/problem+json`` response (shared component)."""
 
     def decorate(func: F) -> F:
-        doc = _apidoc(func)
+        doc = apidoc(func)
         responses = doc.setdefault("response", {}).setdefault("responses", {})
         for code in codes:
             responses.setdefault(code, []).append(http.HTTPStatus(code).name)
@@ -109,8 +74,10 @@ def doc(**kwargs: Any) -> Callable[[F], F]:
     """Verbatim OpenAPI operation fields (security, parameters, ...)."""
 
     def decorate(func: F) -> F:
-        apidoc = _apidoc(func)
-        apidoc["manual_doc"] = deepupdate(copy.deepcopy(apidoc.get("manual_doc", {})), kwargs)
+        documented = apidoc(func)
+        documented["manual_doc"] = deepupdate(
+            copy.deepcopy(documented.get("manual_doc", {})), kwargs
+        )
         return func
 
     return decorate

@@ -6,6 +6,8 @@ from typing import Any
 
 import marshmallow as ma
 
+from service.rules import MAX_PIP
+
 
 class StrictInt(ma.fields.Integer):
     """An integer that refuses strings, floats and booleans (JSON ``true`` is not 1)."""
@@ -21,9 +23,9 @@ class StrictInt(ma.fields.Integer):
 
 
 def tile_field(**kwargs: Any) -> ma.fields.List[Any]:
-    """``[a, b]``: two pip numbers (0..18, the largest set). Any order."""
+    """``[a, b]``: two pip numbers (0 to ``MAX_PIP``, the largest set). Any order."""
     return ma.fields.List(
-        StrictInt(validate=ma.validate.Range(0, 18)),
+        StrictInt(validate=ma.validate.Range(0, MAX_PIP)),
         validate=ma.validate.Length(equal=2),
         metadata={"description": "a tile: two pip numbers, either order", "example": [12, 5]},
         **kwargs,

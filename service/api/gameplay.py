@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import orjson
-from flask import Response, current_app, url_for
+from flask import Response
 
 from service import rules
+from service.rules import Role, RoleKind
 from service.store import (
     GameNotFound,
     GameRecord,
@@ -22,35 +23,27 @@ from service.store import (
     VersionConflict,
 )
 
+from .config import settings
+from .etag import check_if_match, stale
+from .idempotency import request_idempotency_key
 from .observability import record_cas_conflict, record_move
 from .problems import ApiError
 from .store_access import store
-from .web import bearer_token, if_match_ok, json_response, request_idempotency_key
-
-Need = Literal["seat", "host"] | None
-UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Bearer realm="mexican-train"'}
-
-
-class Replay(Exception):
-    """A kept idempotent response must be returned instead of running the view."""
-
-    def __init__(self, kept: KeptResponse) -> None:
-        super().__init__("replay")
-        self.kept = kept
+from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response
 
 
 @dataclass
 class Loaded:
     record: GameRecord
     state: rules.GameState
-    role: int | str | None
+    role: Role
     token: str | None
     idem_key: str | None
-    if_match: bool | None
+    if_match: bool  # the request named a version (If-Match) and the game is at it
 
     @property
     def seat(self) -> int | None:
-        return self.role if isinstance(self.role, int) else None
+        return self.role.seat
 
     def view(self, version: int | None = None) -> dict[str, Any]:
         """The game view for the caller: a seat sees its hand, anyone else the public view."""
@@ -65,7 +58,9 @@ def not_found(game_id: str) -> ApiError:
     return ApiError(404, "game_not_found", f"There is no game {game_id!r} (or it expired).")
 
 
-def load_game(game_id: str, need: Need = None, *, mutating: bool = False) -> Loaded:
+def load_game(game_id: str, need: RoleKind | None = None, *, mutating: bool = False) -> Loaded:
+    """The game and the caller's role, after every check a request passes before the engine:
+    token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match."""
     token = bearer_token()
     if need is not None and token is None:
         raise ApiError(
@@ -76,7 +71,16 @@ def load_game(game_id: str, need: Need = None, *, mutating: bool = False) -> Loa
         record = store().load(game_id, token=token, idempotency_key=key)
     except GameNotFound:
         raise not_found(game_id) from None
-    limit = current_app.config["RATE_LIMIT_PER_MINUTE"]
+    _check_rate(record)
+    role = _role(record, token, need)
+    if record.kept is not None:
+        raise IdempotentReplay(record.kept)
+    match = check_if_match(record.version) if mutating else False
+    return Loaded(record, rules.loads(record.state), role, token, key, match)
+
+
+def _check_rate(record: GameRecord) -> None:
+    limit = settings().rate_limit_per_minute
     if limit and record.rate_count > limit:
         raise ApiError(
             429,
@@ -84,41 +88,36 @@ def load_game(game_id: str, need: Need = None, *, mutating: bool = False) -> Loa
             f"More than {limit} requests a minute with this token on this game.",
             headers={"Retry-After": str(record.rate_reset)},
         )
-    role = record.identify(token) if token is not None else None
-    if token is not None and role is None:
-        raise ApiError(
-            401,
-            "invalid_token",
-            "The token is not one of this game's.",
-            headers=UNAUTHORIZED_HEADERS,
-        )
-    if need == "seat" and not isinstance(role, int):
+
+
+def _role(record: GameRecord, token: str | None, need: RoleKind | None) -> Role:
+    """Who the token is in this game (401 for a stranger's token, 403 for the wrong role)."""
+    if token is None:
+        role = Role.PUBLIC
+    else:
+        found = record.identify(token)
+        if found is None:
+            raise ApiError(
+                401,
+                "invalid_token",
+                "The token is not one of this game's.",
+                headers=UNAUTHORIZED_HEADERS,
+            )
+        role = found
+    if need is RoleKind.SEAT and not role.is_seat:
         raise ApiError(403, "not_a_seat", "Only a seat token may do this.")
-    if need == "host" and role != "host":
+    if need is RoleKind.HOST and not role.is_host:
         raise ApiError(403, "not_host", "Only the host token may do this.")
-    if record.kept is not None:
-        raise Replay(record.kept)
-    match = if_match_ok(record.version) if mutating else None
-    if match is False:
-        raise stale(record.version)
-    return Loaded(record, rules.loads(record.state), role, token, key, match)
-
-
-def stale(version: int) -> ApiError:
-    return ApiError(
-        412,
-        "stale_version",
-        f"The game is at version {version}; reload it and try again.",
-        headers={"ETag": f'"{version}"'},
-        extra={"version": version},
-    )
+    return role
 
 
 def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) -> Response:
     """Run an engine action, store the new state with compare-and-set, answer with the view.
 
     An engine refusal raises before anything is written. A lost race is 412 with If-Match and
-    409 without: never retried blindly, since the move was judged against an old state.
+    409 without: never retried blindly, since the move was judged against an old state. A
+    concurrent request with the same Idempotency-Key that saved first raises
+    ``IdempotentReplay`` from the store (answered by the app's replay handler).
     """
     events = action(g.state)
     version = g.record.version + 1
@@ -145,24 +144,7 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
             "Another action on this game was applied first; reload and try again.",
             extra={"version": conflict.current},
         ) from None
-    except IdempotentReplay as replay:
-        return replay_response(replay.kept)
     except GameNotFound:
         raise not_found(g.record.game_id) from None
     record_move()
     return json_response(payload, version=version)
-
-
-def replay_response(kept: KeptResponse) -> Response:
-    """The first response to an Idempotency-Key, byte for byte, marked as a replay."""
-    body = orjson.loads(kept.body)
-    version = body.get("version")
-    headers = {"Idempotent-Replayed": "true"}
-    if kept.status == 201:
-        headers["Location"] = url_for("games.Game", game_id=body["game_id"])
-    return json_response(
-        kept.body,
-        kept.status,
-        version=version if isinstance(version, int) else None,
-        headers=headers,
-    )

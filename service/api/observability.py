@@ -32,6 +32,8 @@ from prometheus_client import (
 )
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from .config import Settings
+
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's id is logged verbatim, so only a safe, bounded alphabet is accepted (no log injection).
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
@@ -168,22 +170,18 @@ def configure_access_log(enabled: bool = True) -> None:
         access_log.addHandler(handler)
 
 
-def init_app(app: Flask) -> None:
-    """Request ids, access log, metrics at ``/metrics`` and ProxyFix, driven by config or env.
+def init_app(app: Flask, settings: Settings) -> None:
+    """Request ids, access log, metrics at ``/metrics`` and ProxyFix, as ``settings`` say.
 
-    ``TRUSTED_PROXIES`` (int, default 0) is how many proxies in front of us set
-    ``X-Forwarded-For/Proto/Host``; 0 trusts none, so a directly exposed app cannot be fooled.
-    The per-request JSON line is an info record: ``LOG_LEVEL=warning`` (as gunicorn's own
-    log level, shared) or ``REQUEST_LOG=0`` silences it.
+    ``trusted_proxies`` is how many proxies in front of us set ``X-Forwarded-For/Proto/Host``;
+    0 trusts none. ``access_log`` turns the per-request JSON line on or off.
     """
-    trusted = int(app.config.get("TRUSTED_PROXIES", os.environ.get("TRUSTED_PROXIES", "0")))
+    trusted = settings.trusted_proxies
     if trusted > 0:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=trusted, x_proto=trusted, x_host=trusted
         )
-    level = str(app.config.get("LOG_LEVEL", os.environ.get("LOG_LEVEL", "info"))).lower()
-    wanted = str(app.config.get("REQUEST_LOG", os.environ.get("REQUEST_LOG", "1"))).lower()
-    configure_access_log(level in ("debug", "info") and wanted not in ("0", "false", "no", "off"))
+    configure_access_log(settings.access_log)
     # First of all before_request hooks: a request another hook refuses (415, 429...) is still
     # timed and carries its request id.
     app.before_request_funcs.setdefault(None, []).insert(0, _before)

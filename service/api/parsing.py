@@ -13,23 +13,18 @@ from typing import Any
 import flask
 import flask_smorest
 import orjson
-from webargs import core
-from webargs.flaskparser import FlaskParser, is_json_request
+
+from .smorest_adapter import BodyParser
 
 
-class OrjsonParser(FlaskParser):
-    def _raw_load_json(self, req: flask.Request) -> Any:
-        if not is_json_request(req):
-            return core.missing
-        data = req.get_data(cache=True)
-        if not data:
-            return core.missing  # an empty body is no body
+class OrjsonParser(BodyParser):
+    def decode_json(self, data: bytes, req: flask.Request) -> Any:
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             # Handled here: webargs reads an error with an empty ``doc`` (orjson gives one for
             # invalid UTF-8) as "no body".
-            self._handle_invalid_json_error(exc, req)
+            self.invalid_json(exc, req)
 
 
 class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]

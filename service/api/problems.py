@@ -14,9 +14,7 @@ from typing import Any
 import marshmallow as ma
 import orjson
 import redis
-from flask import Response
-from flask_smorest import Api
-from flask_smorest.utils import prepare_response
+from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
 from service.rules.errors import (
@@ -27,6 +25,8 @@ from service.rules.errors import (
     InvalidRules,
     RulesError,
 )
+
+from .smorest_adapter import HookedApi, prepare_response
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_BASE = "urn:mexican-train:problem:"
@@ -187,22 +187,22 @@ def handle_http(err: HTTPException) -> Response:
     return problem(status, code, detail, errors=errors, headers=headers)
 
 
-class ProblemApi(Api):  # type: ignore[misc]
+class ProblemApi(HookedApi):
     """flask-smorest Api whose errors, served and documented, are problem details."""
 
     ERROR_SCHEMA = ProblemSchema
 
-    def _register_error_handlers(self) -> None:
-        self._app.register_error_handler(HTTPException, handle_http)
-        self._app.register_error_handler(ApiError, handle_api_error)
-        self._app.register_error_handler(RulesError, handle_rules_error)
-        self._app.register_error_handler(redis.RedisError, handle_redis_error)
-        self._app.register_error_handler(Exception, handle_unexpected)
+    def register_error_handlers(self, app: Flask) -> None:
+        app.register_error_handler(HTTPException, handle_http)
+        app.register_error_handler(ApiError, handle_api_error)
+        app.register_error_handler(RulesError, handle_rules_error)
+        app.register_error_handler(redis.RedisError, handle_redis_error)
+        app.register_error_handler(Exception, handle_unexpected)
 
     def handle_http_exception(self, error: HTTPException) -> Response:
         return handle_http(error)
 
-    def _register_responses(self) -> None:
+    def register_responses(self) -> None:
         """Document the shared error responses as ``application/problem+json``."""
         for status in http.HTTPStatus:
             response: dict[str, Any] = {"description": status.phrase}

@@ -8,11 +8,12 @@ from __future__ import annotations
 import sys
 
 from .app import create_app, spec_json
+from .smorest_adapter import api_of
 
 
 def main() -> None:
     app = create_app({"REDIS_URL": "redis://127.0.0.1:1/0"})
-    sys.stdout.buffer.write(spec_json(app.extensions["flask-smorest"]["apis"][""]["ext_obj"]))
+    sys.stdout.buffer.write(spec_json(api_of(app)))
     sys.stdout.buffer.write(b"\n")
 
 

@@ -22,6 +22,8 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
+from service.rules import Role
+
 from . import keys, scripts
 from .sealed import seal, unseal
 from .tokens import hash_token, new_game_id, token_matches
@@ -93,7 +95,11 @@ class KeptResponse:
 
 
 class IdempotentReplay(StoreError):
-    """A request with the same Idempotency-Key applied first."""
+    """A request with the same Idempotency-Key was answered first: ``kept`` is that answer.
+
+    Raised by :meth:`GameStore.save` when a concurrent request with the key saved first, and by
+    callers that find ``GameRecord.kept`` (or a kept create); the API answers all of them alike.
+    """
 
     def __init__(self, kept: KeptResponse) -> None:
         super().__init__("replayed")
@@ -113,18 +119,18 @@ class GameRecord:
     rate_count: int = 0
     rate_reset: int = 0
 
-    def identify(self, token: str) -> int | str | None:
-        """``"host"``, a seat number, or None for a token of no role in this game.
+    def identify(self, token: str) -> Role | None:
+        """The host, a seat, or None for a token of no role in this game.
 
         Every digest is compared (no early exit) so timing does not reveal which one matched.
         """
         digest = hash_token(token)
-        role: int | str | None = None
+        role: Role | None = None
         if token_matches(digest, self.host_digest):
-            role = "host"
+            role = Role.HOST
         for seat, stored in enumerate(self.seat_digests):
             if token_matches(digest, stored):
-                role = seat
+                role = Role.of_seat(seat)
         return role
 
 

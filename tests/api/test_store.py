@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from service.rules import Role
 from service.store import (
     GameNotFound,
     GameStore,
@@ -26,8 +27,8 @@ def test_create_load_and_identify(gs: GameStore, redis_client: redis.Redis) -> N
     gid = gs.create(b"state-bytes", host, seats)
     rec = gs.load(gid)
     assert (rec.version, rec.state) == (1, b"state-bytes")
-    assert rec.identify(host) == "host"
-    assert [rec.identify(t) for t in seats] == [0, 1, 2]
+    assert rec.identify(host) == Role.HOST
+    assert [rec.identify(t) for t in seats] == [Role.of_seat(0), Role.of_seat(1), Role.of_seat(2)]
     assert rec.identify(new_token()) is None
     raw = redis_client.hgetall(K.game_key(gid))
     # Only digests are stored, never a token.

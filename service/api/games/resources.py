@@ -9,15 +9,18 @@ from flask import Response, url_for
 from flask.views import MethodView
 
 from service import rules
-from service.store import KeptResponse
+from service.rules import RoleKind
+from service.store import IdempotentReplay, KeptResponse
 from service.store.tokens import new_token
 
 from .. import examples
-from ..docs import ETAG_HEADER, OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
-from ..gameplay import commit, load_game, replay_response
+from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
+from ..etag import ETAG_HEADER, not_modified
+from ..gameplay import commit, load_game
+from ..idempotency import request_idempotency_key
 from ..parsing import Blueprint
 from ..store_access import store
-from ..web import if_none_match_hit, json_response, request_idempotency_key
+from ..web import json_response
 from .schemas import (
     ActionResultSchema,
     CreatedGameSchema,
@@ -38,12 +41,6 @@ def game_url(game_id: str) -> str:
     return url_for("games.Game", game_id=game_id)
 
 
-def not_modified(version: int) -> Response | None:
-    if if_none_match_hit(version):
-        return Response(status=304, headers={"ETag": f'"{version}"'})
-    return None
-
-
 @blp.route("")
 class Games(MethodView):
     @doc(parameters=["IdempotencyKey"])
@@ -61,7 +58,7 @@ class Games(MethodView):
         # bound to the request, so reusing someone's key with another body makes a new game.
         key = request_idempotency_key()
         if key is not None and (kept := store().kept_create(key)) is not None:
-            return replay_response(kept)
+            raise IdempotentReplay(kept)
         if "position" in body:
             state = rules.import_position(body["position"])
         else:
@@ -88,7 +85,7 @@ class Games(MethodView):
         payload = orjson.dumps(created)
         if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
             # A concurrent request with the same key won; the game made here just expires.
-            return replay_response(first)
+            raise IdempotentReplay(first)
         return json_response(payload, 201, version=1, headers={"Location": game_url(game_id)})
 
 
@@ -112,7 +109,7 @@ class Deal(MethodView):
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Host only: deal the next round (409 while a round runs or after the last)."""
-        g = load_game(game_id, "host", mutating=True)
+        g = load_game(game_id, RoleKind.HOST, mutating=True)
         return commit(g, rules.deal)
 
 
@@ -123,7 +120,7 @@ class LegalMoves(MethodView):
     @problems(400, 401, 403, 404, 429)
     def get(self, game_id: str) -> Response:
         """Seat only: every move the seat may make now (empty when it is not its turn)."""
-        g = load_game(game_id, "seat")
+        g = load_game(game_id, RoleKind.SEAT)
         seat = g.seat
         assert seat is not None  # load_game checked the role
         body = {
@@ -154,5 +151,5 @@ class Position(MethodView):
     @problems(400, 401, 403, 404, 409, 429)
     def get(self, game_id: str) -> Response:
         """Host only: the full position (`mexican-train-position/1`), hidden tiles included."""
-        g = load_game(game_id, "host")
+        g = load_game(game_id, RoleKind.HOST)
         return json_response(rules.export_position(g.state), version=g.record.version)

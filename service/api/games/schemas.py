@@ -6,27 +6,35 @@ from typing import Any
 
 import marshmallow as ma
 
+from service.rules import MAX_NAME_LENGTH, MAX_SEED, PRESETS, Status
+
 from ..fields import ResponseSchema, StrictInt, out_tile
+
+# A bound on the request's size, above every preset's player count: within it, the engine judges
+# the count and its refusal (invalid_rules) says what the preset allows.
+MAX_LISTED_PLAYERS = 20
 
 
 class CreateGameSchema(ma.Schema):
     """Either ``players`` (with optional ``preset``, ``options``, ``seed``) or ``position``."""
 
     players = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(1, 40)),
-        validate=ma.validate.Length(1, 20),
+        ma.fields.String(validate=ma.validate.Length(1, MAX_NAME_LENGTH)),
+        validate=ma.validate.Length(1, MAX_LISTED_PLAYERS),
         metadata={"description": "player names, seat 0 first", "example": ["ann", "bo", "cy"]},
     )
     preset = ma.fields.String(
         validate=ma.validate.Length(1, 40),
-        metadata={"description": "standard (default), tournament or classic"},
+        metadata={
+            "description": f"{PRESETS[0]} (default), {', '.join(PRESETS[1:-1])} or {PRESETS[-1]}"
+        },
     )
     options = ma.fields.Dict(
         keys=ma.fields.String(validate=ma.validate.Length(1, 64)),
         metadata={"description": "rule options overriding the preset (RULES.md)"},
     )
     seed = StrictInt(
-        validate=ma.validate.Range(0, 2**63 - 1),
+        validate=ma.validate.Range(0, MAX_SEED),
         metadata={"description": "shuffle seed, for reproducible games"},
     )
     position = ma.fields.Dict(
@@ -90,7 +98,7 @@ class GameViewSchema(ResponseSchema):
     version = ma.fields.Integer(required=True, metadata={"description": "also the ETag"})
     status = ma.fields.String(
         required=True,
-        validate=ma.validate.OneOf(["waiting_deal", "in_round", "round_over", "game_over"]),
+        validate=ma.validate.OneOf([status.value for status in Status]),
     )
     round = ma.fields.Integer(required=True, metadata={"description": "1-based"})
     engine = ma.fields.Integer(required=True, allow_none=True)

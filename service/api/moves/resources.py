@@ -8,9 +8,11 @@ from flask import Response
 from flask.views import MethodView
 
 from service import rules
+from service.rules import Action, RoleKind
 
 from .. import examples
-from ..docs import ETAG_HEADER, SEAT_OR_HOST, doc, problems, responds
+from ..docs import SEAT_OR_HOST, doc, problems, responds
+from ..etag import ETAG_HEADER
 from ..gameplay import commit, load_game
 from ..games.schemas import ActionResultSchema, EmptySchema
 from ..parsing import Blueprint
@@ -30,7 +32,7 @@ ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
 def act(game_id: str, move: dict[str, Any]) -> Response:
     """Parse the move (engine), load the game as its seat, apply, save, respond."""
     parsed = rules.Move.from_json(move)
-    g = load_game(game_id, "seat", mutating=True)
+    g = load_game(game_id, RoleKind.SEAT, mutating=True)
     seat = g.seat
     assert seat is not None  # load_game checked the role
     return commit(g, lambda state: rules.apply(state, seat, parsed))
@@ -48,7 +50,7 @@ class Play(MethodView):
     @problems(*ERRORS)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Play a tile on a train (either tile order: the server orients it)."""
-        return act(game_id, {"action": "play", **body})
+        return act(game_id, {"action": Action.PLAY, **body})
 
 
 @blp.route("/draw")
@@ -59,7 +61,7 @@ class Draw(MethodView):
     @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Draw one tile; the response's events show it to its owner only."""
-        return act(game_id, {"action": "draw"})
+        return act(game_id, {"action": Action.DRAW})
 
 
 @blp.route("/mark")
@@ -70,7 +72,7 @@ class Mark(MethodView):
     @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Pass: place the marker on your own train and end the turn."""
-        return act(game_id, {"action": "mark"})
+        return act(game_id, {"action": Action.MARK})
 
 
 @blp.route("/end-turn")
@@ -81,7 +83,7 @@ class EndTurn(MethodView):
     @problems(*ERRORS)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """End an opening-turn chain after at least one tile."""
-        return act(game_id, {"action": "end_turn"})
+        return act(game_id, {"action": Action.END_TURN})
 
 
 @blp.route("/moves")

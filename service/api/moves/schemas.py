@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import marshmallow as ma
 
+from service.rules import Action
+
 from ..fields import tile_field
 
 TRAIN = ma.fields.String(
@@ -22,7 +24,7 @@ class MoveSchema(ma.Schema):
     """A move object exactly as legal-moves lists it."""
 
     action = ma.fields.String(
-        required=True, validate=ma.validate.OneOf(["play", "draw", "mark", "end_turn"])
+        required=True, validate=ma.validate.OneOf([action.value for action in Action])
     )
     tile = tile_field()
     train = ma.fields.String(validate=ma.validate.Length(1, 16))

@@ -1,0 +1,100 @@
+"""``Idempotency-Key``: parsing the header, binding it to one request, and the one replay path.
+
+Whoever finds a response kept for the key (the game load, the compare-and-set save, the keyed
+``POST /games``) raises :class:`~service.store.IdempotentReplay`; :func:`handle_replay`, the
+app's one handler for it, answers with the first response byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+from flask import Response, request, url_for
+
+from service.store import IdempotentReplay
+
+from .problems import ApiError
+from .web import json_response
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_IDEMPOTENCY_KEY = 255
+
+# RFC 8941 sf-string: printable ASCII between quotes, with only \" and \\ escaped.
+_SF_STRING = re.compile(r'"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"')
+# RFC 8941 sf-token, accepted bare for clients that do not quote.
+_SF_TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~:/0-9A-Za-z]*")
+
+PARAMETERS: dict[str, dict[str, Any]] = {
+    "IdempotencyKey": {
+        "name": HEADER,
+        "in": "header",
+        "required": False,
+        "description": (
+            'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry of the same '
+            "request (same key, token, endpoint and body) returns the first response (kept "
+            "24 h) and applies nothing; the same key on another request is judged afresh. "
+            "The answer to `POST /games` holds every token: send a random key (a UUID)."
+        ),
+        "schema": {"type": "string"},
+    },
+}
+
+
+def idempotency_key() -> str | None:
+    """``Idempotency-Key`` as an RFC 8941 sf-string (``"abc"``) or a bare token; else 400."""
+    raw = request.headers.get(HEADER)
+    if raw is None:
+        return None
+    raw = raw.strip()
+    m = _SF_STRING.fullmatch(raw)
+    if m:
+        key = m.group(1).replace('\\"', '"').replace("\\\\", "\\")
+    elif _SF_TOKEN.fullmatch(raw):
+        key = raw
+    else:
+        key = ""
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise ApiError(
+            400,
+            "malformed_idempotency_key",
+            'Idempotency-Key must be a quoted string such as "f3a9c0" (1 to 255 characters).',
+        )
+    return key
+
+
+def request_idempotency_key() -> str | None:
+    """The Idempotency-Key bound to this request (its path and body, JSON key order aside).
+
+    A key names one request: the same key on another endpoint or with another body (a client
+    reusing one key for every deal, or someone guessing another's key) is a new request, never
+    a replay of a different answer."""
+    key = idempotency_key()
+    if key is None:
+        return None
+    data = request.get_data(cache=True)
+    try:
+        canonical = orjson.dumps(orjson.loads(data), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        canonical = data  # empty or not JSON: the bytes themselves name the request
+    digest = hashlib.sha256(request.path.encode() + b"\n" + canonical).hexdigest()
+    return f"{key}\n{digest}"
+
+
+def handle_replay(replay: IdempotentReplay) -> Response:
+    """The first response to an Idempotency-Key, byte for byte, marked as a replay."""
+    kept = replay.kept
+    body = orjson.loads(kept.body)
+    version = body.get("version")
+    headers = {REPLAYED_HEADER: "true"}
+    if kept.status == 201:
+        headers["Location"] = url_for("games.Game", game_id=body["game_id"])
+    return json_response(
+        kept.body,
+        kept.status,
+        version=version if isinstance(version, int) else None,
+        headers=headers,
+    )
