@@ -54,7 +54,7 @@ unit: install
 test: lint typecheck unit
 
 run: install
-	PORT=$(PORT) $(PY) -m service.serve
+	PORT=$(PORT) $(PY) -m service.launch.serve
 
 spec: install
 	$(PY) -m service.api.spec > openapi/openapi.json

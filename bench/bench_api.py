@@ -28,8 +28,8 @@ import redis
 import requests
 
 from service import rules
+from service.launch.redis_server import RedisServer
 from service.store import GameStore
-from service.store.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "24"))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from service.bots.stats import aggregate, format_table
-from service.bots.tournament import game_specs, run_http, run_local
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
+from service.tournament.runner import game_specs, run_http, run_local
+from service.tournament.stats import aggregate, format_table
 
 LINEUPS = [
     ("planner", "random", "random", "random"),

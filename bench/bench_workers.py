@@ -25,7 +25,7 @@ from pathlib import Path
 
 import requests
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")

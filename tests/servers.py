@@ -1,5 +1,5 @@
 """Real servers for tests and benchmarks: gunicorn running the API (redis comes from
-``service.store.redis_server``)."""
+``service.launch.redis_server``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import requests
 
-from service.store.redis_server import free_port
+from service.launch.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"

@@ -1,4 +1,5 @@
-"""Reference bots (``random``, ``greedy``, ``planner``) behind one interface, and tournaments."""
+"""Reference bots (``random``, ``greedy``, ``planner``) behind one interface. Strategies depend on
+``service.rules`` and the standard library only; tournaments live in ``service.tournament``."""
 
 from service.bots.base import Bot
 from service.bots.planner import PlannerBot

@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api.app import create_app
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
 

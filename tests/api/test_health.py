@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 from tests.servers import start_gunicorn
 
 

@@ -1,4 +1,4 @@
-"""``make run`` (service.serve): embedded Redis under DATA_DIR, gunicorn on PORT, clean stop."""
+"""``make run`` (service.launch.serve): embedded Redis in DATA_DIR, gunicorn on PORT, clean stop."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import requests
 
-from service.store.redis_server import free_port
+from service.launch.redis_server import free_port
 from tests.servers import ROOT
 
 
@@ -19,7 +19,7 @@ def test_serve_with_embedded_redis(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "service.serve"], cwd=ROOT, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "service.launch.serve"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -7,8 +7,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api.app import create_app
+from service.launch.redis_server import RedisServer
 from service.store import keys as K
-from service.store.redis_server import RedisServer
 from tests.api.conftest import Game, bearer, dealt_game, new_game
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from service.bots import BOTS
-from service.bots.tournament import game_specs, play_local
+from service.tournament.runner import game_specs, play_local
 
 VARIANTS: list[tuple[str, int, dict[str, Any]]] = [
     ("standard", 2, {"set": 6}),

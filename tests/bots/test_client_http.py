@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from service.bots import make_bot
-from service.bots.tournament import drive_http, game_specs, play_http, play_local
 from service.client import (
     Client,
     Conflict,
@@ -20,6 +19,7 @@ from service.client import (
     Unauthorized,
     new_idempotency_key,
 )
+from service.tournament.runner import drive_http, game_specs, play_http, play_local
 from tests.bots.faulty_proxy import faulty_proxy
 
 FAST_RETRY = RetryPolicy(attempts=4, base=0.01, cap=0.05)

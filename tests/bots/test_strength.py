@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.bots.stats import aggregate, wilson
-from service.bots.tournament import game_specs, run_local
+from service.tournament.runner import game_specs, run_local
+from service.tournament.stats import aggregate, wilson
 
 PLANNER_GAMES = 1000
 GREEDY_GAMES = 300

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from service.bots.__main__ import main
-from service.bots.stats import wilson
-from service.bots.tournament import game_specs, play_http, play_local, run_http
 from service.client import Client
-from service.store.redis_server import free_port
+from service.launch.redis_server import free_port
+from service.tournament.__main__ import main
+from service.tournament.runner import game_specs, play_http, play_local, run_http
+from service.tournament.stats import wilson
 
 TWO_ROUNDS = {"rounds": 2}
 

@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from redis.cluster import RedisCluster
 
 from service.api.app import create_app
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 from tests.cluster.local_cluster import LocalRedisCluster
 
 

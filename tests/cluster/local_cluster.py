@@ -14,8 +14,8 @@ from typing import Self
 import redis
 from redis.cluster import RedisCluster
 
-from service.managed import Managed
-from service.store.redis_server import RedisServer
+from service.launch.managed import Managed
+from service.launch.redis_server import RedisServer
 
 SLOTS = 16384
 BUS_OFFSET = 10000  # Redis' default cluster bus port is the client port + 10000

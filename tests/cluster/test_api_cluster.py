@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from service.bots.tournament import game_specs, play_local, run_http
+from service.tournament.runner import game_specs, play_local, run_http
 from tests.api.test_access import *  # noqa: F403
 from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
 from tests.api.test_versions import *  # noqa: F403

@@ -168,7 +168,7 @@ def test_compose_redis_command_runs_with_aof(tmp_path: Path) -> None:
     """The Redis flags in docker-compose.yml, run by a real redis-server: AOF is really on."""
     import redis
 
-    from service.store.redis_server import find_redis_server, free_port
+    from service.launch.redis_server import find_redis_server, free_port
 
     command = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"]
     assert command[0] == "redis-server"

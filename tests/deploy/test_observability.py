@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 from tests.e2e.instances import Instance, metric_total
 
 N = 60

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.store.redis_server import RedisServer, free_port
+from service.launch.redis_server import RedisServer, free_port
 from tests.e2e.instances import Instance
 from tests.e2e.nginx import Nginx, ensure_nginx
 

@@ -19,8 +19,8 @@ from typing import Any, Self
 import orjson
 import requests
 
-from service.managed import Managed
-from service.store.redis_server import free_port
+from service.launch.managed import Managed
+from service.launch.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"

@@ -16,7 +16,7 @@ from typing import Self
 
 import requests
 
-from service.managed import Managed
+from service.launch.managed import Managed
 from tests.debian import ensure_tool
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,10 +22,10 @@ import orjson
 import pytest
 import requests
 
-from service.bots.stats import GameResult
-from service.bots.tournament import GameSpec, game_specs, play_http, play_local
 from service.client import Client
 from service.rules import PRESETS
+from service.tournament.runner import GameSpec, game_specs, play_http, play_local
+from service.tournament.stats import GameResult
 from tests.e2e.conftest import Stack
 from tests.e2e.instances import metric_total
 

@@ -21,9 +21,9 @@ import orjson
 from service import rules
 from service.bots.base import Bot
 from service.bots.registry import make_bot
-from service.bots.stats import GameResult
 from service.client import Client, StaleVersion
 from service.rules import Move, Status
+from service.tournament.stats import GameResult
 
 MAX_ACTIONS = 200_000  # a guard against a bot/engine bug looping forever, far above real games
 

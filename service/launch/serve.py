@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.store.redis_server import RedisServer
+from service.launch.redis_server import RedisServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 
 

@@ -1,4 +1,4 @@
-"""``python -m service.bots play ...``: run a tournament and print a results table per bot."""
+"""``python -m service.tournament play ...``: run a tournament and print a results table per bot."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from typing import Any
 from tqdm import tqdm
 
 from service.bots.registry import BOTS, is_known, make_bot
-from service.bots.stats import GameResult, aggregate, format_table
-from service.bots.tournament import game_specs, run_http, run_local
 from service.client import Client, ClientError, RetryPolicy
+from service.tournament.runner import GameSpec, game_specs, run_http, run_local
+from service.tournament.stats import GameResult, aggregate, format_table
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m service.bots", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m service.tournament", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play complete games between bots and print the results")
     play.add_argument("--server", default="http://127.0.0.1:8000", help="base URL of the service")
@@ -77,15 +77,9 @@ def write_csv(path: str, results: Sequence[GameResult]) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
-    unknown = [b for b in bots if not is_known(b)]
-    if unknown:
-        print(f"unknown bot(s): {', '.join(unknown)}; known: {', '.join(sorted(BOTS))}")
-        return 2
-    try:
-        for name in set(bots):
-            make_bot(name, 0)
-    except (ImportError, AttributeError, TypeError, ValueError) as err:
-        print(f"cannot load bot: {err!r}")
+    refusal = _check_bots(bots)
+    if refusal:
+        print(refusal)
         return 2
     options: dict[str, Any] = json.loads(args.options) if args.options else {}
     if args.rounds is not None:
@@ -98,15 +92,43 @@ def cmd_play(args: argparse.Namespace) -> int:
         options=options,
         shuffle_seats=not args.fixed_seats,
     )
-    if not args.local:
-        try:
-            with Client(args.server, retry=RetryPolicy(attempts=2)) as probe:
-                probe.healthz()
-        except ClientError as err:
-            print(f"cannot reach {args.server}: {err} (start it with `make run`, or use --local)")
-            return 2
-    bar = tqdm(total=len(specs), unit="game", disable=args.quiet, file=sys.stderr)
+    if not args.local and (refusal := _check_server(args.server)):
+        print(refusal)
+        return 2
     started = time.perf_counter()
+    results, errors = _play(specs, args)
+    elapsed = time.perf_counter() - started
+    _report(results, errors, elapsed, (len(bots), len(specs)), args)
+    return 1 if errors else 0
+
+
+def _check_bots(bots: Sequence[str]) -> str | None:
+    """Why the named bots cannot play (unknown, or failing to load), or None."""
+    unknown = [b for b in bots if not is_known(b)]
+    if unknown:
+        return f"unknown bot(s): {', '.join(unknown)}; known: {', '.join(sorted(BOTS))}"
+    try:
+        for name in set(bots):
+            make_bot(name, 0)
+    except (ImportError, AttributeError, TypeError, ValueError) as err:
+        return f"cannot load bot: {err!r}"
+    return None
+
+
+def _check_server(server: str) -> str | None:
+    try:
+        with Client(server, retry=RetryPolicy(attempts=2)) as probe:
+            probe.healthz()
+    except ClientError as err:
+        return f"cannot reach {server}: {err} (start it with `make run`, or use --local)"
+    return None
+
+
+def _play(
+    specs: Sequence[GameSpec], args: argparse.Namespace
+) -> tuple[list[GameResult], list[BaseException]]:
+    """Every game, with a progress bar; a game that fails over HTTP is kept as its error."""
+    bar = tqdm(total=len(specs), unit="game", disable=args.quiet, file=sys.stderr)
     results: list[GameResult] = []
     errors: list[BaseException] = []
     if args.local:
@@ -120,11 +142,22 @@ def cmd_play(args: argparse.Namespace) -> int:
             else:
                 errors.append(item)
     bar.close()
-    elapsed = time.perf_counter() - started
+    return results, errors
+
+
+def _report(
+    results: list[GameResult],
+    errors: list[BaseException],
+    elapsed: float,
+    size: tuple[int, int],
+    args: argparse.Namespace,
+) -> None:
+    """The results table on stdout, and the JSON summary and CSV rows when asked."""
+    players, games = size
     stats = aggregate(results)
     mode = "in-process" if args.local else f"HTTP {args.server}"
-    last_seed = args.seed + len(specs) - 1
-    print(f"{args.preset}, {len(bots)} players, {mode}, seeds {args.seed}..{last_seed}")
+    last_seed = args.seed + games - 1
+    print(f"{args.preset}, {players} players, {mode}, seeds {args.seed}..{last_seed}")
     print(format_table(stats, len(results)))
     moves = sum(r.moves for r in results)
     print(f"{elapsed:.1f} s, {len(results) / elapsed:.2f} games/s, {moves / elapsed:.0f} moves/s")
@@ -137,7 +170,6 @@ def cmd_play(args: argparse.Namespace) -> int:
         Path(args.json_file).write_text(json.dumps(doc, indent=2) + "\n")
     if args.csv_file:
         write_csv(args.csv_file, results)
-    return 1 if errors else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

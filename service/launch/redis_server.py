@@ -17,7 +17,7 @@ from typing import Self
 
 import redis
 
-from service.managed import Managed
+from service.launch.managed import Managed
 
 
 def find_redis_server() -> str:
