@@ -128,14 +128,7 @@ class Client:
         the same key is sent on every retry.
         """
         method = method.upper()
-        headers = {"Accept": "application/json, application/problem+json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if if_match is not None:
-            headers["If-Match"] = f'"{if_match}"'
-        if method not in ("GET", "HEAD"):
-            key = idempotency_key or new_idempotency_key()
-            headers["Idempotency-Key"] = f'"{key}"'
+        headers = _headers(method, token, if_match, idempotency_key)
         data: bytes | None = None
         if body is not None:
             data = orjson.dumps(body)
@@ -158,24 +151,28 @@ class Client:
                 if attempt + 1 < self.retry.attempts:
                     self._sleep(attempt)
                 continue
-            status = resp.status_code
-            if status < 400:
+            if resp.status_code < 400:
                 return _json(resp)
-            err = error_for(status, _problem(resp))
-            last = err
-            if attempt + 1 >= self.retry.attempts:
-                break
-            if status == 429 or (status in _RETRY_STATUSES and "Retry-After" in resp.headers):
-                wait = _retry_after(resp.headers.get("Retry-After"), self.retry)
-                time.sleep(wait if wait is not None else self.retry.backoff(attempt, self._rng))
-                continue
-            if status in _RETRY_STATUSES:
-                self._sleep(attempt)
-                continue
-            raise err
+            last = self._refusal(resp, attempt)
         if isinstance(last, ApiError):
             raise last  # 429/5xx that outlasted the retries
         raise TransportError(f"{method} {url} failed after {self.retry.attempts} attempts: {last}")
+
+    def _refusal(self, resp: requests.Response, attempt: int) -> ApiError:
+        """The error of a 4xx/5xx answer. Raises it unless another attempt may succeed (429,
+        502-504 and attempts left): then waits as the answer or the policy says, and returns it."""
+        status = resp.status_code
+        err = error_for(status, _problem(resp))
+        if attempt + 1 >= self.retry.attempts:
+            return err
+        if status == 429 or (status in _RETRY_STATUSES and "Retry-After" in resp.headers):
+            wait = _retry_after(resp.headers.get("Retry-After"), self.retry)
+            time.sleep(wait if wait is not None else self.retry.backoff(attempt, self._rng))
+            return err
+        if status in _RETRY_STATUSES:
+            self._sleep(attempt)
+            return err
+        raise err
 
     def _mutate(
         self,
@@ -327,6 +324,20 @@ class Client:
     def position(self, game_id: str, *, token: str) -> JSON:
         """The full position (host token)."""
         return self.request("GET", f"/api/v1/games/{game_id}/position", token=token)
+
+
+def _headers(
+    method: str, token: str | None, if_match: int | None, idempotency_key: str | None
+) -> dict[str, str]:
+    headers = {"Accept": "application/json, application/problem+json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if if_match is not None:
+        headers["If-Match"] = f'"{if_match}"'
+    if method not in ("GET", "HEAD"):
+        key = idempotency_key or new_idempotency_key()
+        headers["Idempotency-Key"] = f'"{key}"'
+    return headers
 
 
 def _json(resp: requests.Response) -> JSON:
