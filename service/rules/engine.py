@@ -1,10 +1,10 @@
-"""The rules: new_game, deal, legal_moves, apply, scoring (RULES.md sections 2-8).
+"""The rules: new_game, deal, legal_moves, apply, scoring (docs/rules.md §§2-8).
 
 ``apply`` works in two phases: it first checks the move against the legal-move list (computed
 once per state and cached until the next change), and only then mutates, so a refused move
 leaves the state exactly as it was.
 
-Decisions where RULES.md is silent (also listed in the README's Rules section):
+Decisions where common rules are silent (docs/rules.md §11 lists them all):
 - ``set_aside`` starter draw: seats draw in seat order from seat 0; if the boneyard runs dry while
   players are still tied, a player who could not draw counts as lowest, and if the boneyard is
   already empty the lowest tied seat starts.
@@ -99,7 +99,7 @@ _Dealt = tuple[list[list[Tile]], list[Tile], int, list[Event]]
 
 
 def deal(state: GameState) -> list[Event]:
-    """Deal the next round (RULES.md section 4), including the automatic engine search
+    """Deal the next round (docs/rules.md §4), including the automatic engine search
     (``from_hand``) or highest-draw starter selection (``set_aside``)."""
     if state.status == Status.IN_ROUND:
         raise IllegalMove(

@@ -4,7 +4,7 @@ Every error carries a stable machine-readable ``code`` and a human sentence (``s
 The HTTP layer maps the *class* to a status code; the engine knows nothing of HTTP:
 
 - ``InvalidRules``     -> 422  (unknown/contradictory option, game that cannot be dealt)
-- ``InvalidPosition``  -> 422  (position import breaks an invariant of RULES.md section 9)
+- ``InvalidPosition``  -> 422  (position import breaks an invariant of docs/rules.md §9)
 - ``InvalidMove``      -> 422  (malformed move: unknown action, tile not in the set, unknown train)
 - ``IllegalMove``      -> 409  (well-formed but not legal now: wrong turn, no round, rule forbids)
 - ``CorruptState``     -> 500  (stored bytes cannot be decoded: a server fault, never user input)

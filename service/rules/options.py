@@ -1,4 +1,4 @@
-"""Presets, deal tables and option resolution (RULES.md sections 3, 4, 5, 7, 8).
+"""Presets, deal tables and option resolution (docs/rules.md §§3, 4, 5, 7, 8).
 
 ``resolve_rules`` turns ``preset`` + ``options`` + the player count into a ``Rules`` value where
 every option is fixed, refusing anything unknown, mistyped, out of range, contradictory, or a game
@@ -92,7 +92,7 @@ _PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     },
 }
 
-# Deal tables (RULES.md section 3): (min players, max players, set, tiles each, default row?).
+# Deal tables (docs/rules.md §3): (min players, max players, set, tiles each, default row?).
 # A non-default row only applies when the `set` option asks for it (standard's double-6 row).
 DealRow = tuple[int, int, int, int, bool]
 DEAL_TABLES: dict[str, tuple[DealRow, ...]] = {

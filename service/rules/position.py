@@ -1,6 +1,6 @@
-"""Position export/import (``mexican-train-position/1``, API.md) with RULES.md section 9 checks.
+"""Position export/import (``mexican-train-position/1``, docs/rules.md §14) with §9 checks.
 
-Besides API.md's fields, an export carries extension fields so a mid-turn state (after a double,
+Besides the core fields, an export carries extension fields so a mid-turn state (after a double,
 after a draw, during an opening chain) round-trips exactly: ``status``, ``seed``, ``starter``,
 ``turn_state`` ``{drawn, tiles_played, must_follow}``, ``consecutive_marks`` and ``winners``.
 Import accepts documents without them: ``status`` defaults to ``in_round``, the turn state to the
@@ -366,7 +366,7 @@ def _turn_state(doc: dict[str, Any], state: GameState) -> None:
 
 
 def check_invariants(state: GameState) -> None:
-    """Raise ``InvalidPosition`` unless ``state`` keeps RULES.md section 9 (tests, debugging)."""
+    """Raise ``InvalidPosition`` unless ``state`` keeps docs/rules.md §9 (tests, debugging)."""
     copy = import_position(export_position(state))
     if (copy.ends, copy.pending) != (state.ends, state.pending):
         raise _fail("cached train ends disagree with the trains")

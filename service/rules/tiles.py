@@ -1,4 +1,4 @@
-"""Small immutable value objects: ``Tile`` and ``Move`` (the move object of API.md)."""
+"""Small immutable value objects: ``Tile`` and ``Move`` (the move object of docs/rules.md §12)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def parse_tile(obj: Any) -> Tile:
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """A player action, exactly API.md's move object. ``tile`` is normalised; ``train`` is a
+    """A player action, exactly the move object of the API. ``tile`` is normalised; ``train`` is a
     train id (``"0"``, ``"1"``, ... or ``"mexican"``); both are ``None`` except for ``play``."""
 
     action: Action

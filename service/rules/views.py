@@ -12,7 +12,7 @@ _WAITING_DEAL = Status.WAITING_DEAL
 
 
 def game_view(state: GameState, seat: int | None) -> dict[str, Any]:
-    """API.md's game view minus ``game_id``/``version``; ``hand`` only for a valid ``seat``."""
+    """The API's game view minus ``game_id``/``version``; ``hand`` only for a valid ``seat``."""
     n = state.n_players
     totals = state.totals()
     dealt = state.status != _WAITING_DEAL
