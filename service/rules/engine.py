@@ -269,7 +269,9 @@ def _open_trains(state: GameState, seat: int) -> list[int]:
     marked = state.marked
     trains = [seat]
     if True in marked:
-        trains += [t for t, m in enumerate(marked) if m and t != seat]
+        for t, m in enumerate(marked):  # a plain loop: cheaper than a comprehension's frame
+            if m and t != seat:
+                trains.append(t)
     if (
         state.trains[n]
         or not state.rules.mexican_needs_own_blocked

@@ -20,9 +20,10 @@ __all__ = ["MEXICAN", "GameState", "advance"]
 def advance(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
     """A train's (open end, follow count) after ``placed`` (oriented) joins it.
 
-    ``pending`` counts the tiles the double at the end still needs: a tile on an open double
-    takes one; the end moves on once the double is satisfied, or at once without
-    ``chicken_foot`` (its three tiles all go on the double itself). A double opens a new one.
+    ``pending`` counts the tiles the double at the train's end still needs. A tile played while
+    it is open takes one; the open end moves to the tile's outer pip, except that with
+    ``chicken_foot`` the double's three tiles all join the double itself, so the end stays its
+    pip until the last of them. A double opens a new follow count.
     """
     if pending:
         pending -= 1
