@@ -14,7 +14,11 @@ from service.rules.options import Rules
 from service.rules.tiles import MAX_PIP, Move, Tile
 from service.rules.vocabulary import MEXICAN, Status
 
-__all__ = ["MEXICAN", "GameState", "advance"]
+__all__ = ["MEXICAN", "TRAIN_MEMORY", "GameState", "advance"]
+
+#: The most tiles one double takes (three with ``chicken_foot``): a train's last this many tiles
+#: decide its open end and follow count.
+TRAIN_MEMORY = 3
 
 
 def advance(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
@@ -176,14 +180,17 @@ class GameState:
             self.index.append(by_pip)
 
     def recompute_trains(self) -> None:
-        """Rebuild ``ends``/``pending`` from the tiles (after import or decode).
+        """Rebuild ``ends``/``pending`` from the tiles (after decode; every request does it).
 
-        Assumes valid chains (position import validates them first)."""
+        Only a train's last ``TRAIN_MEMORY`` tiles are walked: a double sets (its pip, full
+        follow count) whatever came before it, and after that many plain tiles any follow count
+        is 0 and the end is the last tile's, so earlier tiles cannot change the result.
+        Assumes valid chains (the engine and position import build only those)."""
         chicken = self.rules.chicken_foot
         engine = self.engine if self.engine is not None else 0
         for t, tiles in enumerate(self.trains):
             end, pending = engine, 0
-            for tile in tiles:
+            for tile in tiles[-TRAIN_MEMORY:]:
                 end, pending = advance(end, pending, tile, chicken)
             self.ends[t] = end
             self.pending[t] = pending
