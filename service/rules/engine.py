@@ -413,9 +413,9 @@ def _do_play(
         events.append({"type": "marker_removed", "seat": seat})
     rules = state.rules
     pending = state.pending
-    was = pending[t]
-    ends[t], pending[t] = advance(ends[t], was, tile, rules.chicken_foot)
-    if was == 1:
+    follows = pending[t]  # tiles the double at the train's end still needed
+    ends[t], pending[t] = advance(ends[t], follows, tile, rules.chicken_foot)
+    if follows == 1:
         state.open_doubles.remove(t)
         events.append({"type": "double_satisfied", "seat": seat, "train": tid})
     double = a == b
