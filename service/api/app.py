@@ -10,6 +10,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.store import GameStore, IdempotentReplay, connect
+from service.store.connection import Limits
 
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
 from .docs import HEADER_PARAMETERS
@@ -73,7 +74,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def build_store(settings: Settings) -> GameStore:
-    client = connect(settings.redis_url, cluster=settings.redis_cluster)
+    client = connect(
+        settings.redis_url, cluster=settings.redis_cluster, limits=redis_limits(settings)
+    )
     return GameStore(
         client,
         game_ttl=settings.game_ttl_seconds,
@@ -139,6 +142,15 @@ def cors(response: Response) -> Response:
     else:
         response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
     return response
+
+
+def redis_limits(settings: Settings) -> Limits:
+    return Limits(
+        socket_timeout=settings.redis_socket_timeout_ms / 1000,
+        connect_timeout=settings.redis_connect_timeout_ms / 1000,
+        pool_size=settings.redis_pool_size,
+        pool_timeout=settings.redis_pool_timeout_ms / 1000,
+    )
 
 
 def register_blueprints(api: ProblemApi) -> None:

@@ -32,6 +32,11 @@ DEFAULTS: dict[str, Any] = {
     # silences it, as does REQUEST_LOG=0.
     "LOG_LEVEL": "info",
     "REQUEST_LOG": True,
+    # Redis client limits per process (service/store/connection.py says why these values).
+    "REDIS_SOCKET_TIMEOUT_MS": 500,
+    "REDIS_CONNECT_TIMEOUT_MS": 250,
+    "REDIS_POOL_SIZE": 16,
+    "REDIS_POOL_TIMEOUT_MS": 250,
 }
 MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE", "TRUSTED_PROXIES"}
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -49,6 +54,10 @@ class Settings:
     trusted_proxies: int
     log_level: str
     request_log: bool
+    redis_socket_timeout_ms: int
+    redis_connect_timeout_ms: int
+    redis_pool_size: int
+    redis_pool_timeout_ms: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
 
     @property

@@ -1,24 +1,72 @@
-"""One place that turns a URL into a redis-py client (single server or Redis Cluster)."""
+"""One place that turns a URL into a redis-py client (single server or Redis Cluster).
+
+The limits are chosen so that a Redis that hangs (a stopped process, a network that drops
+packets) costs a request at most ``pool_timeout + socket_timeout`` (0.75 s by default) before it
+becomes a 503, instead of holding a worker thread or greenlet until the kernel gives up:
+
+- ``socket_timeout`` bounds every read and write. A healthy Redis answers in well under a
+  millisecond, so 0.5 s is only reached by a stuck server (or one blocked by a slow disk).
+- ``connect_timeout`` bounds the TCP handshake (a host that vanished without a reset).
+- The pool is a :class:`redis.BlockingConnectionPool` of ``pool_size`` connections per process:
+  under a gevent worker thousands of greenlets may share one process, and an unbounded pool would
+  open one connection each. A request that finds every connection busy waits ``pool_timeout``
+  for one, then fails.
+- No command is retried by redis-py (``Retry(NoBackoff(), 0)``): a retry would double the time a
+  request can hang, and a write whose reply was lost is for the client to retry with its
+  Idempotency-Key. A pooled connection that Redis closed (a restart) is replaced on checkout.
+- The same holds for a cluster client (redis-py retries there too by default, up to ten times
+  with back-off): an error still makes it re-read the topology, so the request after a failover
+  finds the promoted replica.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeAlias
 
 import redis
+from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
 
-def connect(url: str, cluster: bool = False) -> redis.Redis | RedisCluster:
+@dataclass(frozen=True)
+class Limits:
+    """Timeouts (seconds) and pool size of one process's Redis client."""
+
+    socket_timeout: float = 0.5
+    connect_timeout: float = 0.25
+    pool_size: int = 16
+    pool_timeout: float = 0.25
+    health_check_interval: int = 30
+
+
+def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> RedisClient:
     """A client for ``url`` (``redis://``, ``rediss://`` or ``unix://``).
 
     ``cluster=True`` gives a :class:`RedisCluster` that discovers the other nodes from ``url``.
     Replies stay as bytes: the stored state is binary and decoding would cost on the hot path.
-    Timeouts are short so a dead Redis fails a request (and ``/readyz``) instead of hanging it.
     """
+    lim = limits or Limits()
     if cluster:
-        return RedisCluster.from_url(url, socket_timeout=5, socket_connect_timeout=2)
-    return redis.Redis.from_url(
-        url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=30
+        return RedisCluster.from_url(
+            url,
+            socket_timeout=lim.socket_timeout,
+            socket_connect_timeout=lim.connect_timeout,
+            connection_pool_class=redis.BlockingConnectionPool,
+            max_connections=lim.pool_size,
+            timeout=lim.pool_timeout,
+            retry=Retry(NoBackoff(), 0),
+        )
+    pool = redis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=lim.pool_size,
+        timeout=lim.pool_timeout,
+        socket_timeout=lim.socket_timeout,
+        socket_connect_timeout=lim.connect_timeout,
+        health_check_interval=lim.health_check_interval,
+        retry=Retry(NoBackoff(), 0),
     )
+    return redis.Redis(connection_pool=pool)
