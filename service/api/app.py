@@ -82,6 +82,7 @@ def build_store(settings: Settings) -> GameStore:
         game_ttl=settings.game_ttl_seconds,
         idem_ttl=settings.idempotency_ttl_seconds,
         rate_window=60 if settings.rate_limit_per_minute else 0,
+        memory_every=settings.redis_memory_sample_seconds,
     )
 
 

@@ -37,8 +37,12 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_CONNECT_TIMEOUT_MS": 250,
     "REDIS_POOL_SIZE": 16,
     "REDIS_POOL_TIMEOUT_MS": 250,
+    # New games are refused (503 storage_full) once a Redis master uses this % of its
+    # maxmemory, keeping the rest for games in play; 0: only when Redis itself refuses.
+    "STORAGE_FULL_PERCENT": 90,
+    "REDIS_MEMORY_SAMPLE_SECONDS": 5,
 }
-MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE", "TRUSTED_PROXIES"}
+MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE", "TRUSTED_PROXIES", "STORAGE_FULL_PERCENT"}
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -58,6 +62,8 @@ class Settings:
     redis_connect_timeout_ms: int
     redis_pool_size: int
     redis_pool_timeout_ms: int
+    storage_full_percent: int
+    redis_memory_sample_seconds: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
 
     @property

@@ -20,12 +20,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+import redis
 from flask import Flask, Response, g, has_request_context, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -33,6 +35,7 @@ from prometheus_client import (
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .config import Settings
+from .store_access import store
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's id is logged verbatim, so only a safe, bounded alphabet is accepted (no log injection).
@@ -61,7 +64,22 @@ CAS_CONFLICTS = Counter(
     "Compare-and-set saves refused because another request changed the game first.",
 )
 
+# Set from the store's memory sample (at most one INFO per few seconds per process), on scrape.
+REDIS_MEMORY_USED = Gauge(
+    "redis_memory_used_bytes",
+    "Redis used_memory per master, as last sampled.",
+    ["node"],
+    multiprocess_mode="mostrecent",
+)
+REDIS_MEMORY_MAX = Gauge(
+    "redis_memory_max_bytes",
+    "Redis maxmemory per master (0: no limit).",
+    ["node"],
+    multiprocess_mode="mostrecent",
+)
+
 access_log = logging.getLogger("service.access")
+log = logging.getLogger(__name__)
 
 
 def record_move(action: str | None = None) -> None:
@@ -92,7 +110,20 @@ def metrics_payload() -> bytes:
     return bytes(generate_latest(REGISTRY))
 
 
+def _sample_redis_memory() -> None:
+    """Refresh the memory gauges; a scrape still answers while Redis does not."""
+    try:
+        usage = store().memory.usage()
+    except redis.RedisError as exc:
+        log.warning("redis memory not sampled: %s", exc)
+        return
+    for u in usage:
+        REDIS_MEMORY_USED.labels(node=u.node).set(u.used)
+        REDIS_MEMORY_MAX.labels(node=u.node).set(u.limit)
+
+
 def _metrics_view() -> Response:
+    _sample_redis_memory()
     return Response(metrics_payload(), mimetype=None, content_type=CONTENT_TYPE_LATEST)
 
 

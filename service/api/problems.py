@@ -32,6 +32,7 @@ PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_BASE = "urn:mexican-train:problem:"
 
 log = logging.getLogger(__name__)
+STORAGE_FULL_RETRY_AFTER = "5"
 
 # The code of a problem raised by Flask/werkzeug itself, by status.
 HTTP_CODES: dict[int, str] = {
@@ -148,8 +149,28 @@ def handle_rules_error(err: RulesError) -> Response:
     return problem(status, err.code, err.message or err.code)
 
 
+def storage_full() -> ApiError:
+    """Redis is at its memory limit: nothing was written; retrying later may succeed."""
+    return ApiError(
+        503,
+        "storage_full",
+        "Game storage is full; try again later.",
+        headers={"Retry-After": STORAGE_FULL_RETRY_AFTER},
+    )
+
+
+def is_out_of_memory(err: redis.RedisError) -> bool:
+    """Redis' OOM refusal; older servers report it inside a script error's message."""
+    return isinstance(err, redis.exceptions.OutOfMemoryError) or (
+        isinstance(err, redis.ResponseError) and "OOM command not allowed" in str(err)
+    )
+
+
 def handle_redis_error(err: redis.RedisError) -> Response:
     """Storage trouble is the server's, and usually brief: 503 with Retry-After."""
+    if is_out_of_memory(err):
+        log.error("redis out of memory: %s", err)
+        return handle_api_error(storage_full())
     log.error("redis error: %s", err)
     return problem(
         503,

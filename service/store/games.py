@@ -25,6 +25,7 @@ from redis.cluster import RedisCluster
 from service.rules import Role
 
 from . import keys, scripts
+from .memory import MemoryWatch
 from .sealed import seal, unseal
 from .tokens import hash_token, new_game_id, token_matches
 
@@ -144,8 +145,10 @@ class GameStore:
         game_ttl: int = 7 * 24 * 3600,
         idem_ttl: int = 24 * 3600,
         rate_window: int = 0,
+        memory_every: float = 5.0,
     ) -> None:
         self.client = client
+        self.memory = MemoryWatch(client, memory_every)
         self.game_ttl = int(game_ttl)
         self.idem_ttl = int(min(idem_ttl, game_ttl))
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted

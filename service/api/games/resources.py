@@ -14,11 +14,13 @@ from service.store import IdempotentReplay, KeptResponse
 from service.store.tokens import new_token
 
 from .. import examples
+from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
 from ..gameplay import commit, load_game
 from ..idempotency import request_idempotency_key
 from ..parsing import Blueprint
+from ..problems import storage_full
 from ..store_access import store
 from ..web import json_response
 from .schemas import (
@@ -59,6 +61,8 @@ class Games(MethodView):
         key = request_idempotency_key()
         if key is not None and (kept := store().kept_create(key)) is not None:
             raise IdempotentReplay(kept)
+        if store().memory.full(settings().storage_full_percent):
+            raise storage_full()
         if "position" in body:
             state = rules.import_position(body["position"])
         else:
