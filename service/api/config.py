@@ -32,6 +32,8 @@ DEFAULTS: dict[str, Any] = {
     # silences it, as does REQUEST_LOG=0.
     "LOG_LEVEL": "info",
     "REQUEST_LOG": True,
+    # Game creations per client address per minute (service/api/limits.py). 0 turns it off.
+    "RATE_LIMIT_CREATE_PER_MINUTE": 0,
     # Redis client limits per process (service/store/connection.py says why these values).
     "REDIS_SOCKET_TIMEOUT_MS": 500,
     "REDIS_CONNECT_TIMEOUT_MS": 250,
@@ -42,7 +44,12 @@ DEFAULTS: dict[str, Any] = {
     "STORAGE_FULL_PERCENT": 90,
     "REDIS_MEMORY_SAMPLE_SECONDS": 5,
 }
-MAY_BE_ZERO = {"RATE_LIMIT_PER_MINUTE", "TRUSTED_PROXIES", "STORAGE_FULL_PERCENT"}
+MAY_BE_ZERO = {
+    "RATE_LIMIT_PER_MINUTE",
+    "RATE_LIMIT_CREATE_PER_MINUTE",
+    "TRUSTED_PROXIES",
+    "STORAGE_FULL_PERCENT",
+}
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -55,6 +62,7 @@ class Settings:
     idempotency_ttl_seconds: int
     max_body_bytes: int
     rate_limit_per_minute: int
+    rate_limit_create_per_minute: int
     trusted_proxies: int
     log_level: str
     request_log: bool

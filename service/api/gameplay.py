@@ -26,6 +26,7 @@ from service.store import (
 from .config import settings
 from .etag import check_if_match, stale
 from .idempotency import request_idempotency_key
+from .limits import rate_limited
 from .observability import record_cas_conflict, record_move
 from .problems import ApiError
 from .store_access import store
@@ -82,12 +83,8 @@ def load_game(game_id: str, need: RoleKind | None = None, *, mutating: bool = Fa
 def _check_rate(record: GameRecord) -> None:
     limit = settings().rate_limit_per_minute
     if limit and record.rate_count > limit:
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"More than {limit} requests a minute with this token on this game.",
-            headers={"Retry-After": str(record.rate_reset)},
-        )
+        detail = f"More than {limit} requests a minute with this token on this game."
+        raise rate_limited(detail, record.rate_reset)
 
 
 def _role(record: GameRecord, token: str | None, need: RoleKind | None) -> Role:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from service.api.config import load_settings
+from service.api.limits import describe as describe_rate_limits
 from service.launch.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,7 @@ def run_gunicorn(env: dict[str, str]) -> int:
 def main() -> int:
     env = dict(os.environ)
     env.setdefault("PORT", "8000")
+    print(describe_rate_limits(load_settings()), flush=True)
     if env.get("REDIS_URL"):
         print(f"serving on :{env['PORT']} with Redis at {env['REDIS_URL']}", flush=True)
         return run_gunicorn(env)

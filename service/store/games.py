@@ -154,6 +154,13 @@ class GameStore:
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self._create = client.register_script(scripts.CREATE_GAME)
         self._cas = client.register_script(scripts.COMPARE_AND_SET)
+        self._count = client.register_script(scripts.COUNT_REQUEST)
+
+    def count_request(self, key: str, window: int) -> tuple[int, int]:
+        """Count one request under ``key`` (see :mod:`.keys`): the count in the current
+        ``window``-second window and the seconds until it ends."""
+        count, ttl = self._count(keys=[key], args=[window])
+        return int(count), max(int(ttl), 1)
 
     def ping(self) -> bool:
         return bool(self.client.ping())
@@ -206,17 +213,16 @@ class GameStore:
             if idempotency_key is not None and token is not None:
                 pipe.get(keys.idem_key(game_id, token, idempotency_key))
             if count_rate and token is not None:
+                # EVAL sent as a raw command: a cluster pipeline neither loads scripts for
+                # EVALSHA nor offers eval(), yet routes EVAL by its key.
                 rkey = keys.rate_key(game_id, token)
-                # SET NX EX first, so the counter never exists without its expiry.
-                pipe.set(rkey, 0, ex=self.rate_window, nx=True)
-                pipe.incr(rkey)
-                pipe.ttl(rkey)
+                pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, rkey, self.rate_window)
             replies = pipe.execute()
             fields = replies[0]
             if idempotency_key is not None and token is not None:
                 kept_raw = replies[1]
             if count_rate:
-                rate = [replies[-2], replies[-1]]
+                rate = replies[-1]
         else:
             fields = self.client.hgetall(gkey)
         if not fields or b"v" not in fields:

@@ -39,6 +39,13 @@ def rate_key(game_id: str, token: str) -> str:
     return f"{PREFIX}{{{game_id}}}{RATE_SUFFIX}{digest}"
 
 
+def address_rate_key(kind: str, address: str) -> str:
+    """The counter of one kind of request from one client address: its own slot (one key per
+    script call), and a digest so no address is stored."""
+    digest = hashlib.sha256(f"{kind}\n{address}".encode()).hexdigest()[:32]
+    return f"{PREFIX}{{rate:{kind}:{digest}}}"
+
+
 def create_key(idempotency_key: str) -> str:
     """Where the sealed answer to a keyed ``POST /games`` is kept (its own slot: one key)."""
     digest = hashlib.sha256(f"create\n{idempotency_key}".encode()).hexdigest()[:40]

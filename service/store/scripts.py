@@ -38,3 +38,16 @@ if KEYS[2] then
 end
 return {1, new}
 """
+
+# KEYS[1] = a request counter  ARGV[1] = window seconds
+# Returns {requests counted in the current window, seconds until it ends}. One atomic step, so a
+# counter never lives without its expiry (a fixed window from the first request).
+COUNT_REQUEST = """
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}
+"""

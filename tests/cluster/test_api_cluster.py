@@ -17,6 +17,7 @@ import requests
 from service.tournament.runner import game_specs, play_local, run_http
 from tests.api.test_access import *  # noqa: F403
 from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
+from tests.api.test_rate_limits import *  # noqa: F403
 from tests.api.test_versions import *  # noqa: F403
 from tests.cluster.local_cluster import LocalRedisCluster
 from tests.servers import start_gunicorn

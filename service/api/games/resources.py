@@ -19,6 +19,7 @@ from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
 from ..gameplay import commit, load_game
 from ..idempotency import request_idempotency_key
+from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..problems import storage_full
 from ..store_access import store
@@ -56,6 +57,7 @@ class Games(MethodView):
     @problems(400, 413, 415, 422, 429)
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
+        limit_address(PerAddress.CREATE)
         # No caller identity scopes this key, and the answer holds every token: the key is
         # bound to the request, so reusing someone's key with another body makes a new game.
         key = request_idempotency_key()

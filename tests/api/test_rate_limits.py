@@ -1,0 +1,86 @@
+"""Limits per client address (game creation), counted in Redis: they hold across instances,
+follow the real address behind a trusted proxy, and answer 429 problems with Retry-After."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from flask import Flask
+
+from service.api.app import create_app
+from service.api.config import load_settings
+from service.api.limits import describe
+from service.launch.redis_server import RedisServer
+from service.store import keys as K
+
+CREATE = "/api/v1/games"
+BODY = {"players": ["ann", "bo"]}
+
+
+def limited_app(redis_server: RedisServer, **config: object) -> Flask:
+    return create_app(
+        {
+            "REDIS_URL": redis_server.url,
+            "RATE_LIMIT_CREATE_PER_MINUTE": 3,
+            "TRUSTED_PROXIES": 1,
+            **config,
+        }
+    )
+
+
+def from_address(address: str) -> dict[str, object]:
+    """As nginx forwards a request of ``address`` (it appends the peer to X-Forwarded-For)."""
+    return {
+        "headers": {"X-Forwarded-For": address},
+        "environ_base": {"REMOTE_ADDR": "127.0.0.1"},
+    }
+
+
+def test_create_limit_per_address_holds_across_instances(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    one, two = limited_app(redis_server), limited_app(redis_server)
+    a, b = one.test_client(), two.test_client()
+    client = from_address("198.51.100.7")
+    assert a.post(CREATE, json=BODY, **client).status_code == 201
+    assert b.post(CREATE, json=BODY, **client).status_code == 201
+    assert a.post(CREATE, json=BODY, **client).status_code == 201
+    games = redis_client.dbsize()
+    r = b.post(CREATE, json=BODY, **client)  # the 4th, on the other instance
+    assert r.status_code == 429
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.json["code"] == "rate_limited"
+    assert 0 < int(r.headers["Retry-After"]) <= 60
+    assert redis_client.dbsize() == games, "a refused create stores nothing"
+    # Another address has its own allowance.
+    assert a.post(CREATE, json=BODY, **from_address("198.51.100.8")).status_code == 201
+    # The counter expires with its window and names no address.
+    (key,) = redis_client.scan_iter(match=K.address_rate_key("create", "198.51.100.7"))
+    assert 0 < redis_client.ttl(key) <= 60
+    assert b"198.51.100" not in b"".join(redis_client.scan_iter(match="*"))
+
+
+def test_the_address_is_the_one_the_trusted_proxy_saw(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    client = limited_app(redis_server).test_client()
+    for _ in range(3):
+        assert client.post(CREATE, json=BODY, **from_address("203.0.113.9")).status_code == 201
+    # A client cannot escape by claiming other addresses in front of the one nginx appended.
+    spoofed = from_address("192.0.2.1, 203.0.113.9")
+    assert client.post(CREATE, json=BODY, **spoofed).status_code == 429
+
+
+def test_limits_are_off_unless_set(redis_server: RedisServer, redis_client: redis.Redis) -> None:
+    client = create_app({"REDIS_URL": redis_server.url}).test_client()
+    for _ in range(5):
+        assert client.post(CREATE, json=BODY).status_code == 201
+    assert not list(redis_client.scan_iter(match="mt:{rate:*"))
+
+
+def test_the_start_line_says_which_limits_are_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RATE_LIMIT_PER_MINUTE", raising=False)
+    monkeypatch.delenv("RATE_LIMIT_CREATE_PER_MINUTE", raising=False)
+    assert describe(load_settings()).startswith("rate limits: off (set RATE_LIMIT_PER_MINUTE")
+    on = load_settings({"RATE_LIMIT_PER_MINUTE": 1200, "RATE_LIMIT_CREATE_PER_MINUTE": 60})
+    assert describe(on) == ("rate limits: 1200/min per token per game, 60/min create per address")
