@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,18 +25,16 @@ class Stack:
         return self.nginx.url
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    ensure_nginx()
-    workdir: Path = tmp_path_factory.mktemp("e2e")
-    # AOF on, as in docker-compose: the store's durability settings are part of what ships.
+@contextmanager
+def build_stack(workdir: Path, env: Mapping[str, str] | None = None) -> Iterator[Stack]:
+    """Redis (AOF on, as in docker-compose), two instances with ``env`` added, nginx."""
     with RedisServer(persist=True, data_dir=str(workdir / "redis")) as redis:
         instances = [
             Instance(
                 redis.url,
                 workdir / f"app{i}.log",
                 workers=2,
-                env={"TRUSTED_PROXIES": "1", "GRACEFUL_TIMEOUT": "5"},
+                env={"TRUSTED_PROXIES": "1", "GRACEFUL_TIMEOUT": "5", **(env or {})},
             )
             for i in (1, 2)
         ]
@@ -47,3 +46,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         finally:
             for instance in instances:
                 instance.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    ensure_nginx()
+    with build_stack(tmp_path_factory.mktemp("e2e")) as built:
+        yield built

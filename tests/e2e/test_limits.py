@@ -1,0 +1,148 @@
+"""Abuse and size limits through the real nginx (deploy/nginx.conf) in front of two instances:
+nginx's limit_req per address, the app's per-address create limit on the real client address
+(X-Forwarded-For through ProxyFix), and oversized requests, each answered with a problem body."""
+
+from __future__ import annotations
+
+import socket
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from requests.adapters import HTTPAdapter
+
+from tests.e2e.conftest import Stack, build_stack
+from tests.e2e.nginx import ensure_nginx
+
+pytestmark = pytest.mark.e2e
+
+APP_CREATE_LIMIT = 5
+CREATE = "/api/v1/games"
+BODY = {"players": ["ann", "bo"]}
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    ensure_nginx()
+    env = {"RATE_LIMIT_CREATE_PER_MINUTE": str(APP_CREATE_LIMIT)}
+    with build_stack(tmp_path_factory.mktemp("limits"), env) as built:
+        yield built
+
+
+class FromAddress(HTTPAdapter):
+    """Connect from another loopback address (all of 127/8 is local): another client to nginx."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["source_address"] = (self.source, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def session_from(source: str) -> requests.Session:
+    session = requests.Session()
+    session.mount("http://", FromAddress(source))
+    return session
+
+
+def assert_problem(r: requests.Response, status: int, code: str) -> dict[str, Any]:
+    assert r.status_code == status, r.text[:200]
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert "<html" not in r.text.lower()
+    body: dict[str, Any] = r.json()
+    assert (body["status"], body["code"]) == (status, code)
+    assert body["type"] == f"urn:mexican-train:problem:{code}"
+    return body
+
+
+def test_nginx_limits_game_creation_per_address(limited: Stack) -> None:
+    with session_from("127.0.0.2") as s:
+        answers = [s.post(limited.url + CREATE, json=BODY, timeout=10) for _ in range(30)]
+    by_status = Counter(r.status_code for r in answers)
+    # burst 10 + 1/s pass nginx; of those the app's own limit (5/min) passes 5.
+    assert by_status[201] == APP_CREATE_LIMIT, by_status
+    refused = [r for r in answers if r.status_code != 201]
+    nginx_refused = [r for r in refused if "this address; slow down" in r.text]
+    app_refused = [r for r in refused if r not in nginx_refused]
+    assert len(nginx_refused) >= 15 and app_refused, by_status
+    for r in refused:
+        assert_problem(r, 429, "rate_limited")
+        assert int(r.headers["Retry-After"]) >= 1
+    for r in app_refused:
+        assert "create requests a minute from this address" in r.json()["detail"]
+
+
+def test_app_counts_the_real_client_address_behind_nginx(limited: Stack) -> None:
+    """Two clients behind the same nginx have their own allowance at the app (ProxyFix)."""
+    for source in ("127.0.0.3", "127.0.0.4"):
+        with session_from(source) as s:
+            statuses = [
+                s.post(limited.url + CREATE, json=BODY, timeout=10).status_code
+                for _ in range(APP_CREATE_LIMIT + 1)
+            ]
+        assert statuses == [201] * APP_CREATE_LIMIT + [429], (source, statuses)
+
+
+def test_nginx_limits_all_requests_per_address(limited: Stack) -> None:
+    """Over 50 requests a second (burst 100) from one address: the excess gets 429 problems."""
+    url = limited.url + "/api/v1/games/abcdefgh1234"
+    with session_from("127.0.0.5") as s:
+        statuses = Counter(s.get(url, timeout=10).status_code for _ in range(300))
+    assert statuses[404] >= 100 and statuses[429] > 0, statuses
+    assert set(statuses) == {404, 429}, statuses
+
+
+def raw(stack: Stack, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes as they are (requests would refuse to send some of these)."""
+    with socket.create_connection(("127.0.0.1", stack.nginx.port), timeout=10) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in header_lines)
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.mark.parametrize(
+    ("what", "request_bytes", "status", "code"),
+    [
+        ("long URL", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n", 414, "uri_too_long"),
+        (
+            "long header",
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n",
+            431,
+            "headers_too_large",
+        ),
+        (
+            "many headers",
+            b"GET / HTTP/1.1\r\nHost: x\r\n"
+            + b"".join(b"X-H%d: %s\r\n" % (i, b"c" * 7000) for i in range(6)),
+            431,
+            "headers_too_large",
+        ),
+        ("not HTTP", b"HELLO THERE\r\n", 400, "malformed_request"),
+        (
+            "large body",
+            b"POST /api/v1/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000000\r\n",
+            413,
+            "body_too_large",
+        ),
+    ],
+)
+def test_oversized_or_broken_requests_get_problem_bodies_from_nginx(
+    stack: Stack, what: str, request_bytes: bytes, status: int, code: str
+) -> None:
+    got, headers, body = raw(stack, request_bytes + b"Connection: close\r\n\r\n")
+    assert got == status, (what, body[:200])
+    assert headers["Content-Type"] == "application/problem+json", what
+    assert b"<html" not in body.lower()
+    problem = requests.models.complexjson.loads(body)
+    assert (problem["status"], problem["code"]) == (status, code), what
+    assert headers.get("X-Request-ID"), what
