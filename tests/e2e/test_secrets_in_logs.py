@@ -1,0 +1,69 @@
+"""No secret reaches a log: after a full run through nginx and two instances (bot games, tokens in
+headers and in ``?access_token=``, refused tokens, bad requests), no token or invite handed out
+appears in nginx's access or error log, the app's JSON lines, gunicorn's log or its access log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from service.tournament.runner import game_specs, play_http
+from tests.e2e.conftest import build_stack
+from tests.e2e.nginx import ensure_nginx
+from tests.faults.load import CountingClient, Journal
+
+pytestmark = pytest.mark.e2e
+
+
+def secrets_in(doc: Any) -> Iterator[str]:
+    """Every string under a key that names a token or an invite, however deep."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if isinstance(value, str) and ("token" in key or "invite" in key):
+                yield value
+            else:
+                yield from secrets_in(value)
+    elif isinstance(doc, list):
+        for item in doc:
+            yield from secrets_in(item)
+
+
+def test_no_token_or_invite_in_any_log(tmp_path: Path) -> None:
+    ensure_nginx()
+    env = {"ACCESS_LOG": "-", "RATE_LIMIT_PER_MINUTE": "100000"}
+    with build_stack(tmp_path, env) as stack:
+        created: list[dict[str, Any]] = []
+        with CountingClient(stack.url, Journal()) as client:
+            for spec in game_specs(["greedy", "random", "planner"], 4, base_seed=70_000):
+                play_http(client, spec)
+                assert client.created is not None
+                created.append(dict(client.created))
+        url = stack.url + "/api/v1/games/"
+        for game in created:
+            gid, seat = game["game_id"], game["seats"][0]["token"]
+            other = created[0]["host_token"] if game is not created[0] else game["host_token"]
+            # A token in the query, as EventSource clients must send it, on the streams route
+            # and elsewhere; a token of another game.
+            requests.get(f"{url}{gid}/events", params={"access_token": seat}, timeout=10)
+            requests.get(f"{url}{gid}", params={"access_token": seat}, timeout=10)
+            bad = requests.get(url + gid, headers={"Authorization": f"Bearer {other}"}, timeout=10)
+            assert bad.status_code in (200, 401)
+        logs = {
+            "nginx access": stack.nginx.access_log,
+            "nginx error": stack.nginx.error_log,
+            **{f"app {i + 1}": inst.log_path for i, inst in enumerate(stack.instances)},
+        }
+        texts = {name: Path(path).read_text() for name, path in logs.items()}
+    secrets = {s for game in created for s in secrets_in(game)}
+    assert len(secrets) == 4 * (3 + 1), "every seat token and the host token of each game"
+    # The logs are real and full: every game id is there, from nginx and from the app.
+    for game in created:
+        assert game["game_id"] in texts["nginx access"]
+        assert any(game["game_id"] in texts[f"app {i}"] for i in (1, 2))
+    assert '"path": "/api/v1/games/' in texts["app 1"] + texts["app 2"], "gunicorn access log on"
+    leaks = [(name, s[:8]) for name, text in texts.items() for s in secrets if s in text]
+    assert not leaks, leaks
