@@ -163,6 +163,9 @@ class GameStore:
         return int(count), max(int(ttl), 1)
 
     def ping(self) -> bool:
+        """Redis answers; on a cluster every master must (a game may live on any of them)."""
+        if isinstance(self.client, RedisCluster):
+            return bool(self.client.ping(target_nodes=RedisCluster.PRIMARIES))
         return bool(self.client.ping())
 
     def create(self, state: bytes, host_token: str, seat_tokens: Sequence[str]) -> str:

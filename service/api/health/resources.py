@@ -29,7 +29,7 @@ class Readyz(MethodView):
     @responds(200, HealthSchema, example={"status": "ready"})
     @problems(503)
     def get(self) -> Response:
-        """Ready to serve: Redis answers PING."""
+        """Ready to serve: Redis answers PING (on a cluster, every master)."""
         try:
             store().ping()
         except (redis.RedisError, OSError) as exc:

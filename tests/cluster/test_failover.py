@@ -1,0 +1,140 @@
+"""Redis Cluster failover under load: 3 masters with a replica each; a master is killed (SIGKILL)
+while 50 bot games run through gunicorn (REDIS_CLUSTER=1). The replica is promoted, every game
+finishes with versions = 1 + acknowledged actions, /readyz is 503 while a master is missing and
+ready again after, and the seconds each shard could not be written are reported."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+import redis
+import requests
+from redis.cluster import RedisCluster
+
+from service.store import keys as K
+from tests.cluster.local_cluster import SLOTS, LocalRedisCluster
+from tests.faults.load import Journal, play_during, specs, total_actions, wait_for
+from tests.servers import start_gunicorn
+
+pytestmark = pytest.mark.slow
+
+VICTIM = 1  # index of the master killed (not node 0, which REDIS_URL names)
+
+
+@pytest.fixture()
+def replicated() -> Iterator[LocalRedisCluster]:
+    with LocalRedisCluster(masters=3, replicas=1) as cluster:
+        yield cluster
+
+
+@dataclass
+class ShardProbe:
+    """Writes one key of a shard every 50 ms and sums the time between a failed write and the
+    next successful one: the seconds this shard could not be written."""
+
+    url: str
+    key: str
+    down: float = 0.0
+    failures: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        client = RedisCluster.from_url(self.url, socket_timeout=0.5, socket_connect_timeout=0.25)
+        failed_at: float | None = None
+        while not self.stop.is_set():
+            try:
+                client.set(self.key, b"x")
+                if failed_at is not None:
+                    self.down += time.monotonic() - failed_at
+                    failed_at = None
+            except (redis.RedisError, OSError):
+                self.failures += 1
+                failed_at = failed_at or time.monotonic()
+            time.sleep(0.05)
+        client.close()
+
+
+def key_on_shard(start: int, end: int) -> str:
+    """A key (with a hash tag, like the service's) whose slot is in ``[start, end)``."""
+    for n in range(100_000):
+        key = K.game_key(f"probe{n:07d}")
+        if start <= redis.cluster.key_slot(key.encode()) < end:
+            return key
+    raise AssertionError("no key found")
+
+
+def wait_promoted(cluster: LocalRedisCluster, victim_port: int, timeout: float = 30) -> float:
+    """When a surviving node sees all slots served again by live masters."""
+    survivor = redis.Redis.from_url(cluster.urls[0])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = survivor.cluster("INFO")
+        masters = [int(n[2][1]) for n in survivor.cluster("SLOTS")]  # [start, end, master...]
+        if info.get("cluster_state") == "ok" and victim_port not in masters:
+            survivor.close()
+            return time.monotonic()
+        time.sleep(0.05)
+    raise AssertionError("the replica was not promoted")
+
+
+def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedisCluster) -> None:
+    victim = replicated.nodes[VICTIM]
+    bounds = [SLOTS * i // 3 for i in range(4)]
+    probes = [ShardProbe(replicated.url, key_on_shard(bounds[i], bounds[i + 1])) for i in range(3)]
+    threads = [threading.Thread(target=p.run) for p in probes]
+    games = specs(50, base_seed=60_000)
+    total = total_actions(games)
+    moments: dict[str, float] = {}
+    ready: list[tuple[float, int]] = []
+    env = {"REDIS_CLUSTER": "1"}
+    with start_gunicorn(replicated.url, workers=2, env=env) as url:
+
+        def kill_a_master(journal: Journal) -> None:
+            wait_for(journal, total // 3)
+            assert victim.proc is not None
+            victim.proc.kill()
+            moments["killed"] = time.monotonic()
+            watcher = threading.Thread(
+                target=lambda: moments.update(promoted=wait_promoted(replicated, victim.port))
+            )
+            watcher.start()
+            while watcher.is_alive() or time.monotonic() < moments["killed"] + 15:
+                r = requests.get(url + "/readyz", timeout=10)
+                ready.append((time.monotonic(), r.status_code))
+                if r.status_code == 200 and "promoted" in moments:
+                    break
+                time.sleep(0.2)
+            watcher.join()
+            moments["applied"] = journal.applied
+
+        for t in threads:
+            t.start()
+        try:
+            played, journal = play_during(url, games, kill_a_master, concurrency=8)
+        finally:
+            for p in probes:
+                p.stop.set()
+            for t in threads:
+                t.join()
+
+    killed, promoted = moments["killed"], moments["promoted"]
+    assert moments["applied"] < total, "games were still being played after the failover"
+    assert len(played) == len(games)
+    failures = [a for a in journal.answers if a.status >= 500]
+    assert all((a.status, a.code) == (503, "storage_unavailable") for a in failures), failures[:5]
+    # /readyz: not ready while a master is missing, ready again once the replica took over.
+    assert any(s == 503 for t, s in ready if killed < t < promoted), ready
+    assert ready[-1][1] == 200, ready
+    down = [round(p.down, 2) for p in probes]
+    print(
+        f"\nfailover: replica promoted {promoted - killed:.2f} s after the kill; seconds each "
+        f"shard could not be written: {down} (shard {VICTIM} lost its master); "
+        f"{len(failures)} 503s of {len(journal.answers)} answers; {len(played)} games finished; "
+        f"ready again {ready[-1][0] - killed:.2f} s after the kill"
+    )
+    assert probes[VICTIM].down > 0, "the probe saw no outage"
+    assert all(p.down < 1.0 for i, p in enumerate(probes) if i != VICTIM), down
