@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8000
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install lock lock-upgrade run test lint typecheck unit spec bench-engine bench-api test-e2e clean
+.PHONY: install lock lock-upgrade run test lint typecheck unit spec bench-engine bench-api test-e2e test-image clean
 
 install: $(STAMP)
 
@@ -68,6 +68,10 @@ bench-api: install
 .PHONY: bench-bots
 bench-bots: install
 	$(PY) -m bench.bench_bots
+
+# The Dockerfile built with buildah and run (tests/image/image.py says how); part of `make test`.
+test-image: install
+	$(PY) -m pytest -p no:xdist -s tests/image -m image
 
 test-e2e: install
 	$(PY) -m pytest -p no:xdist tests/e2e -m e2e
