@@ -38,7 +38,8 @@ def test_no_token_or_invite_in_any_log(tmp_path: Path) -> None:
     with build_stack(tmp_path, env) as stack:
         created: list[dict[str, Any]] = []
         with CountingClient(stack.url, Journal()) as client:
-            for spec in game_specs(["greedy", "random", "planner"], 4, base_seed=70_000):
+            bots = ["greedy", "random", "planner"]
+            for spec in game_specs(bots, 4, base_seed=70_000, options={"rounds": 2}):
                 play_http(client, spec)
                 assert client.created is not None
                 created.append(dict(client.created))
