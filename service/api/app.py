@@ -80,6 +80,7 @@ def build_store(settings: Settings) -> GameStore:
     return GameStore(
         client,
         game_ttl=settings.game_ttl_seconds,
+        undealt_ttl=settings.undealt_ttl_seconds,
         idem_ttl=settings.idempotency_ttl_seconds,
         rate_window=60 if settings.rate_limit_per_minute else 0,
         memory_every=settings.redis_memory_sample_seconds,

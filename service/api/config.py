@@ -21,6 +21,9 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_URL": "redis://127.0.0.1:6379/0",
     "REDIS_CLUSTER": False,
     "GAME_TTL_SECONDS": 7 * 24 * 3600,
+    # A game never dealt expires this long after its creation (capped by GAME_TTL_SECONDS):
+    # anonymous creations that never play must not hold memory for days.
+    "UNDEALT_TTL_SECONDS": 3600,
     "IDEMPOTENCY_TTL_SECONDS": 24 * 3600,
     "MAX_BODY_BYTES": 64 * 1024,
     # Requests per token per game per minute; beyond it 429. 0 turns the limit off.
@@ -59,6 +62,7 @@ class Settings:
     redis_url: str
     redis_cluster: bool
     game_ttl_seconds: int
+    undealt_ttl_seconds: int
     idempotency_ttl_seconds: int
     max_body_bytes: int
     rate_limit_per_minute: int

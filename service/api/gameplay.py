@@ -55,6 +55,11 @@ class Loaded:
         }
 
 
+def ever_dealt(state: rules.GameState) -> bool:
+    """Whether a round was ever dealt: until then the game lives only UNDEALT_TTL_SECONDS."""
+    return state.round > 0
+
+
 def not_found(game_id: str) -> ApiError:
     return ApiError(404, "game_not_found", f"There is no game {game_id!r} (or it expired).")
 
@@ -130,6 +135,7 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
             kept=kept,
             token=g.token,
             idempotency_key=g.idem_key,
+            dealt=ever_dealt(g.state),
         )
     except VersionConflict as conflict:
         record_cas_conflict()

@@ -3,10 +3,11 @@
 Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`):
 
 - ``mt:{<id>}`` hash: ``v`` version, ``s`` engine ``dumps`` bytes, ``h`` host token digest,
-  ``t`` the seat token digests concatenated (32 bytes each). TTL: ``game_ttl``, renewed by
-  every applied action.
+  ``t`` the seat token digests concatenated (32 bytes each). TTL: ``undealt_ttl`` while the
+  game was never dealt (so anonymous creations that never play cost little), ``game_ttl`` from
+  the first deal on, renewed by every applied action.
 - ``mt:{<id>}:idem:<sha256(token, Idempotency-Key)>`` string: the first response to a keyed
-  request, ``b"<status>" + body``. TTL: ``min(idem_ttl, game_ttl)``.
+  request, ``b"<status>" + body``. TTL: ``min(idem_ttl, the game's TTL)``.
 
 A read is one round trip (HGETALL, plus GET of the idempotency key in the same pipeline); a
 write is one EVALSHA. The store knows nothing of HTTP or of the rules: it keeps bytes.
@@ -144,6 +145,7 @@ class GameStore:
         *,
         game_ttl: int = 7 * 24 * 3600,
         idem_ttl: int = 24 * 3600,
+        undealt_ttl: int = 3600,
         rate_window: int = 0,
         memory_every: float = 5.0,
     ) -> None:
@@ -151,6 +153,7 @@ class GameStore:
         self.memory = MemoryWatch(client, memory_every)
         self.game_ttl = int(game_ttl)
         self.idem_ttl = int(min(idem_ttl, game_ttl))
+        self.undealt_ttl = int(min(undealt_ttl, game_ttl))
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self._create = client.register_script(scripts.CREATE_GAME)
         self._cas = client.register_script(scripts.COMPARE_AND_SET)
@@ -168,12 +171,19 @@ class GameStore:
             return bool(self.client.ping(target_nodes=RedisCluster.PRIMARIES))
         return bool(self.client.ping())
 
-    def create(self, state: bytes, host_token: str, seat_tokens: Sequence[str]) -> str:
-        """Store a new game at version 1; returns its fresh id."""
+    def ttl(self, dealt: bool) -> int:
+        """A game's lifetime without an action: short until its first deal."""
+        return self.game_ttl if dealt else self.undealt_ttl
+
+    def create(
+        self, state: bytes, host_token: str, seat_tokens: Sequence[str], *, dealt: bool = False
+    ) -> str:
+        """Store a new game at version 1; returns its fresh id. ``dealt``: the state was dealt
+        before (an imported position), so it lives the full game TTL at once."""
         seats = b"".join(hash_token(t) for t in seat_tokens)
         for _ in range(5):  # a collision of 72 random bits is next to impossible; stay bounded
             game_id = new_game_id()
-            args: list[bytes | int] = [state, hash_token(host_token), seats, self.game_ttl]
+            args: list[bytes | int] = [state, hash_token(host_token), seats, self.ttl(dealt)]
             if self._create(keys=[keys.game_key(game_id)], args=args):
                 return game_id
         raise StoreError("could not draw a free game id")
@@ -253,17 +263,20 @@ class GameStore:
         kept: KeptResponse | None = None,
         token: str | None = None,
         idempotency_key: str | None = None,
+        dealt: bool = True,
     ) -> int:
         """Compare-and-set: write ``state`` as version ``expected_version + 1``.
 
-        With an Idempotency-Key, ``kept`` is stored in the same atomic step. Raises
-        VersionConflict, GameNotFound or IdempotentReplay; on any of them nothing was written.
+        With an Idempotency-Key, ``kept`` is stored in the same atomic step. ``dealt``: the new
+        state was ever dealt (else the game keeps its short TTL). Raises VersionConflict,
+        GameNotFound or IdempotentReplay; on any of them nothing was written.
         """
+        ttl = self.ttl(dealt)
         key_list = [keys.game_key(game_id)]
-        args: list[bytes | int] = [expected_version, state, self.game_ttl]
+        args: list[bytes | int] = [expected_version, state, ttl]
         if idempotency_key is not None and token is not None and kept is not None:
             key_list.append(keys.idem_key(game_id, token, idempotency_key))
-            args += [kept.encode(), self.idem_ttl]
+            args += [kept.encode(), min(self.idem_ttl, ttl)]
         result = self._cas(keys=key_list, args=args)
         outcome = int(result[0])
         if outcome == 1:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 # KEYS[1] = game hash
 # ARGV[1] = engine state bytes  ARGV[2] = host token hash  ARGV[3] = seat token hashes
-# ARGV[4] = game TTL seconds
+# ARGV[4] = TTL seconds (the caller's choice: short for a game never dealt)
 # Returns 1 when created, 0 when the id is taken (the caller draws a new id).
 CREATE_GAME = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -17,7 +17,7 @@ return 1
 """
 
 # KEYS[1] = game hash  KEYS[2] = idempotency key (optional)
-# ARGV[1] = expected version  ARGV[2] = new engine state bytes  ARGV[3] = game TTL seconds
+# ARGV[1] = expected version  ARGV[2] = new engine state bytes  ARGV[3] = TTL seconds (as above)
 # ARGV[4] = response kept under KEYS[2]  ARGV[5] = its TTL seconds
 # Returns {1, new version} applied; {0, current version} the version moved on (lost race or
 # stale If-Match); {-1} the game is gone; {2, kept response} a request with the same

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
@@ -228,3 +230,39 @@ def test_idempotent_create_is_bound_to_the_request(client: FlaskClient) -> None:
     assert other.json["game_id"] != first.json["game_id"]
     assert other.json["host_token"] != first.json["host_token"]
     assert "Idempotent-Replayed" not in other.headers
+
+
+def _client(redis_server: RedisServer, **config: int) -> FlaskClient:
+    return create_app({"REDIS_URL": redis_server.url, **config}).test_client()
+
+
+def test_a_game_never_dealt_expires_soon(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    client = _client(redis_server, GAME_TTL_SECONDS=1000, UNDEALT_TTL_SECONDS=60)
+    game = new_game(client)
+    assert 50 < redis_client.ttl(K.game_key(game.id)) <= 60
+    key = K.game_key(game.id)
+    assert game.deal().status_code == 200
+    assert 990 < redis_client.ttl(key) <= 1000  # the full TTL from the first deal on
+    # An imported position that was dealt before lives the full TTL at once; one that never was
+    # (round 0) only the short one.
+    position = client.get(game.url + "/position", headers=bearer(game.host)).json
+    dealt_copy = client.post("/api/v1/games", json={"position": position}).json
+    assert 990 < redis_client.ttl(K.game_key(dealt_copy["game_id"])) <= 1000
+    fresh = new_game(client)
+    position = client.get(fresh.url + "/position", headers=bearer(fresh.host)).json
+    undealt_copy = client.post("/api/v1/games", json={"position": position}).json
+    assert 50 < redis_client.ttl(K.game_key(undealt_copy["game_id"])) <= 60
+
+
+def test_an_undealt_game_is_gone_after_its_short_ttl(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    client = _client(redis_server, GAME_TTL_SECONDS=1000, UNDEALT_TTL_SECONDS=1)
+    game = new_game(client)
+    deadline = time.monotonic() + 5  # a liveness bound: Redis expires keys within ~100 ms
+    while redis_client.exists(K.game_key(game.id)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    r = client.get(game.url)
+    assert r.status_code == 404 and r.json["code"] == "game_not_found"

@@ -164,8 +164,9 @@ def test_dockerfile_shape() -> None:
         assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), source
 
 
-def test_compose_redis_command_runs_with_aof(tmp_path: Path) -> None:
-    """The Redis flags in docker-compose.yml, run by a real redis-server: AOF is really on."""
+def test_compose_redis_command_runs_with_aof_and_a_memory_ceiling(tmp_path: Path) -> None:
+    """The Redis flags in docker-compose.yml, run by a real redis-server: AOF is really on, and
+    memory is capped without eviction."""
     import redis
 
     from service.launch.redis_server import find_redis_server, free_port
@@ -189,6 +190,9 @@ def test_compose_redis_command_runs_with_aof(tmp_path: Path) -> None:
                 time.sleep(0.02)
         assert client.config_get("appendonly") == {"appendonly": "yes"}
         assert client.config_get("appendfsync") == {"appendfsync": "everysec"}
+        # A ceiling that never evicts a live game: full means refusing writes.
+        assert int(client.config_get("maxmemory")["maxmemory"]) > 0
+        assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
         client.set("k", "v")
         assert any(tmp_path.rglob("*.aof*")) or (tmp_path / "appendonly.aof").exists()
     finally:

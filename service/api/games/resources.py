@@ -17,7 +17,7 @@ from .. import examples
 from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
-from ..gameplay import commit, load_game
+from ..gameplay import commit, ever_dealt, load_game
 from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
@@ -76,7 +76,9 @@ class Games(MethodView):
             )
         seat_tokens = [new_token() for _ in state.players]
         host_token = new_token()
-        game_id = store().create(rules.dumps(state), host_token, seat_tokens)
+        game_id = store().create(
+            rules.dumps(state), host_token, seat_tokens, dealt=ever_dealt(state)
+        )
         created = {
             "game_id": game_id,
             "version": 1,
