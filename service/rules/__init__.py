@@ -23,6 +23,7 @@ from service.rules.options import (
 )
 from service.rules.position import FORMAT, check_invariants, export_position, import_position
 from service.rules.rng import MAX_SEED
+from service.rules.sampling import SeatView, sample_positions, sample_state, sampling_rng, seat_view
 from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Move, Tile
 from service.rules.views import game_view, score_view, visible_events
@@ -70,6 +71,7 @@ __all__ = [
     "RoundOverReason",
     "Rules",
     "RulesError",
+    "SeatView",
     "Status",
     "Tile",
     "apply",
@@ -83,6 +85,10 @@ __all__ = [
     "loads",
     "new_game",
     "resolve_rules",
+    "sample_positions",
+    "sample_state",
+    "sampling_rng",
     "score_view",
+    "seat_view",
     "visible_events",
 ]
