@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
+from http import HTTPMethod
 from typing import Any
 
 import orjson
@@ -40,8 +41,14 @@ from .store_access import store
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's id is logged verbatim, so only a safe, bounded alphabet is accepted (no log injection).
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
-# Unmatched paths share one label: a scan of random URLs must not create unbounded series.
+# Every label takes values from a fixed, small set: a client choosing a label value could create
+# series without end (each one kept by every worker until restart). Unmatched paths share one
+# label, and so do methods the API does not serve.
 _UNMATCHED = "<unmatched>"
+_METHOD_LABELS = frozenset(
+    {HTTPMethod.GET, HTTPMethod.POST, HTTPMethod.PUT, HTTPMethod.HEAD, HTTPMethod.OPTIONS}
+)
+_OTHER_METHOD = "other"
 # "/games/<string:game_id>" is labelled "/games/<game_id>": converters are noise in dashboards.
 _CONVERTER_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -157,6 +164,11 @@ def _template(rule: str) -> str:
     return _CONVERTER_RE.sub(r"<\1>", rule)
 
 
+def method_label(method: str) -> str:
+    """The request's method as a metrics label: one of a fixed few, ``other`` for the rest."""
+    return method if method in _METHOD_LABELS else _OTHER_METHOD
+
+
 def _after(response: Response) -> Response:
     started = g.get("request_started")
     request_id = g.get("request_id") or _request_id()
@@ -164,14 +176,15 @@ def _after(response: Response) -> Response:
     duration = time.perf_counter() - started if started is not None else 0.0
     endpoint = _template(request.url_rule.rule) if request.url_rule is not None else _UNMATCHED
     status = response.status_code
-    REQUESTS.labels(method=request.method, endpoint=endpoint, status=str(status)).inc()
-    LATENCY.labels(method=request.method, endpoint=endpoint, status=str(status)).observe(duration)
+    labels = {"method": method_label(request.method), "endpoint": endpoint, "status": str(status)}
+    REQUESTS.labels(**labels).inc()
+    LATENCY.labels(**labels).observe(duration)
     if access_log.isEnabledFor(logging.INFO):
         line: dict[str, Any] = {
             "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "level": "info",
             "event": "request",
-            "method": request.method,
+            "method": labels["method"],
             "path": endpoint,
             "status": status,
             "duration_ms": round(duration * 1000.0, 3),

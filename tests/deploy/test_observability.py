@@ -187,3 +187,36 @@ def test_request_refused_by_another_hook_is_still_timed_and_logged(
     assert response.headers["X-Request-ID"] == "refused-1"
     (line,) = [orjson.loads(x) for x in buffer.getvalue().splitlines() if "refused-1" in x]
     assert line["status"] == 415 and line["duration_ms"] > 0
+
+
+def test_made_up_methods_and_paths_do_not_grow_the_metrics(instance: Instance) -> None:
+    """A client picks the method and the path: neither may become a label value of its own."""
+    scrape = lambda: requests.get(instance.url + "/metrics").text  # noqa: E731
+    # Warm up the series these requests share (other/405, GET/404 on each template) first.
+    for method, path in (("XWARMUP", "/healthz"), ("GET", "/nowhere"), ("DELETE", "/healthz")):
+        requests.request(method, instance.url + path)
+    requests.get(instance.url + "/api/v1/games/nosuchgame0")
+    before = scrape()
+
+    def flood(i: int) -> int:
+        with requests.Session() as session:
+            statuses = {
+                session.request(f"X{i:03d}{j:03d}", instance.url + "/healthz").status_code
+                for j in range(125)
+            }
+            statuses |= {session.get(f"{instance.url}/x{i}/{j}").status_code for j in range(25)}
+            statuses |= {
+                session.get(f"{instance.url}/api/v1/games/nosuchgame{i}{j}").status_code
+                for j in range(25)
+            }
+        assert statuses == {404, 405}
+        return 175
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(flood, range(8))) == 1400
+    after = scrape()
+    assert "X000001" not in after and "nosuchgame1" not in after and "/x1/" not in after
+    assert metric_total(after, "http_requests_total", method="other", status="405") >= 1000
+    # Only the counters' values changed: no new series (before: one line per series too).
+    assert len(after.splitlines()) == len(before.splitlines())
+    assert len(after) < len(before) + 2048
