@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
 import requests
 
-from service.launch.redis_server import RedisServer
+from service.api.app import create_app
+from service.launch.redis_server import RedisServer, free_port
 from tests.servers import start_gunicorn
 
 
@@ -34,4 +38,16 @@ def test_readyz_503_when_redis_is_down() -> None:
         assert r.status_code == 503
         assert r.headers["Content-Type"] == "application/problem+json"
         assert r.json()["code"] == "redis_unavailable"
+        assert "unavailable" in r.json()["detail"]
         assert requests.get(base + "/healthz", timeout=5).status_code == 200
+
+
+def test_readyz_names_no_address_and_logs_the_detail(caplog: pytest.LogCaptureFixture) -> None:
+    port = free_port()  # nothing listens there
+    client = create_app({"REDIS_URL": f"redis://127.0.0.1:{port}/0"}).test_client()
+    with caplog.at_level(logging.WARNING):
+        r = client.get("/readyz")
+    assert r.status_code == 503 and r.json["code"] == "redis_unavailable"
+    assert r.json["detail"] == "Storage is unavailable."
+    assert str(port) not in r.text and "127.0.0.1" not in r.text
+    assert str(port) in caplog.text  # the operator still learns what failed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import redis
 from flask import Response
 from flask.views import MethodView
@@ -12,6 +14,8 @@ from ..problems import ApiError
 from ..store_access import store
 from ..web import json_response
 from .schemas import HealthSchema
+
+log = logging.getLogger(__name__)
 
 blp = Blueprint("health", __name__, description="Liveness and readiness probes")
 
@@ -33,5 +37,7 @@ class Readyz(MethodView):
         try:
             store().ping()
         except (redis.RedisError, OSError) as exc:
-            raise ApiError(503, "redis_unavailable", f"Redis does not answer: {exc}") from exc
+            # The detail names Redis's address: for the operator's log, not for any caller.
+            log.warning("not ready: redis does not answer: %s", exc)
+            raise ApiError(503, "redis_unavailable", "Storage is unavailable.") from exc
         return json_response({"status": "ready"})
