@@ -22,6 +22,9 @@ from .web import json_response
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_IDEMPOTENCY_KEY = 255
+# The key of POST /games is global (no token scopes it) and its answer holds every token, so it
+# must be unguessable: 22 characters carry 128 bits in base64url, and a UUID has 36.
+MIN_CREATE_KEY = 22
 
 # RFC 8941 sf-string: printable ASCII between quotes, with only \" and \\ escaped.
 _SF_STRING = re.compile(r'"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"')
@@ -37,7 +40,9 @@ PARAMETERS: dict[str, dict[str, Any]] = {
             'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry of the same '
             "request (same key, token, endpoint and body) returns the first response (kept "
             "24 h) and applies nothing; the same key on another request is judged afresh. "
-            "The answer to `POST /games` holds every token: send a random key (a UUID)."
+            "The answer to `POST /games` holds every token and no token scopes its key: there "
+            f"the key must have at least {MIN_CREATE_KEY} characters (128 random bits, e.g. a "
+            "UUID), else `400 short_idempotency_key`."
         ),
         "schema": {"type": "string"},
     },
@@ -66,15 +71,23 @@ def idempotency_key() -> str | None:
     return key
 
 
-def request_idempotency_key() -> str | None:
+def request_idempotency_key(min_length: int = 1) -> str | None:
     """The Idempotency-Key bound to this request (its path and body, JSON key order aside).
 
     A key names one request: the same key on another endpoint or with another body (a client
     reusing one key for every deal, or someone guessing another's key) is a new request, never
-    a replay of a different answer."""
+    a replay of a different answer. A key shorter than ``min_length`` is refused (400)."""
     key = idempotency_key()
     if key is None:
         return None
+    if len(key) < min_length:
+        raise ApiError(
+            400,
+            "short_idempotency_key",
+            f"The Idempotency-Key of this request must have at least {min_length} characters "
+            "(128 random bits, e.g. a UUID): anyone who guesses it with the same body gets the "
+            "answer, which holds every token of the game.",
+        )
     data = request.get_data(cache=True)
     try:
         canonical = orjson.dumps(orjson.loads(data), option=orjson.OPT_SORT_KEYS)

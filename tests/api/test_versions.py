@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
+import uuid
 
+import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api.app import create_app
+from service.api.idempotency import MIN_CREATE_KEY
 from service.launch.redis_server import RedisServer
 from service.store import keys as K
 from tests.api.conftest import Game, bearer, dealt_game, new_game
@@ -189,7 +192,7 @@ def test_rate_limit_per_token(redis_server: RedisServer, redis_client: redis.Red
 
 def test_idempotent_create(client: FlaskClient, redis_client: redis.Redis) -> None:
     body = {"players": ["ann", "bo"], "seed": 3}
-    key = {"Idempotency-Key": '"6f1c2b7e-create"'}
+    key = {"Idempotency-Key": '"6f1c2b7e-0d4a-4c4e-9b1f-create"'}
     first = client.post("/api/v1/games", json=body, headers=key)
     assert first.status_code == 201
     again = client.post("/api/v1/games", json=body, headers=key)
@@ -197,7 +200,8 @@ def test_idempotent_create(client: FlaskClient, redis_client: redis.Redis) -> No
     assert again.data == first.data  # same game, same tokens
     assert again.headers["Location"] == first.headers["Location"]
     assert again.headers["Idempotent-Replayed"] == "true"
-    other = client.post("/api/v1/games", json=body, headers={"Idempotency-Key": '"other"'})
+    other_key = {"Idempotency-Key": '"other-a1b2c3d4e5f6a7b8c9d0"'}
+    other = client.post("/api/v1/games", json=body, headers=other_key)
     assert other.json["game_id"] != first.json["game_id"]
     # The kept answer is sealed: no token appears in Redis in clear, and it expires.
     names = list(redis_client.scan_iter(match=K.PREFIX + "\\{create:*"))
@@ -216,7 +220,7 @@ def test_idempotent_create_is_bound_to_the_request(client: FlaskClient) -> None:
     holds every token of the game. Someone who reuses (or guesses) another client's key with
     another request must get a game of their own, not the first caller's tokens; a genuine
     retry (same body, whatever its key order) still gets the first answer."""
-    key = {"Idempotency-Key": '"create-1"'}
+    key = {"Idempotency-Key": '"create-1-3f0c9a7e2b5d4c1a8e6f"'}
     first = client.post("/api/v1/games", json={"players": ["ann", "bo"], "seed": 3}, headers=key)
     assert first.status_code == 201
     retry = client.post(
@@ -230,6 +234,27 @@ def test_idempotent_create_is_bound_to_the_request(client: FlaskClient) -> None:
     assert other.json["game_id"] != first.json["game_id"]
     assert other.json["host_token"] != first.json["host_token"]
     assert "Idempotent-Replayed" not in other.headers
+
+
+@pytest.mark.parametrize("short", ['"k7"', "k7", '"' + "a" * (MIN_CREATE_KEY - 1) + '"'])
+def test_a_short_create_key_is_refused(
+    client: FlaskClient, redis_client: redis.Redis, short: str
+) -> None:
+    """The create key is global and its answer holds every token: a short one could be guessed
+    (420 guesses of two characters found a victim's tokens), so it is refused, naming the rule."""
+    body = {"players": ["ann", "bo"]}
+    r = client.post("/api/v1/games", json=body, headers={"Idempotency-Key": short})
+    assert r.status_code == 400
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.json["code"] == "short_idempotency_key"
+    assert f"at least {MIN_CREATE_KEY} characters" in r.json["detail"]
+    assert redis_client.dbsize() == 0  # refused: nothing created, nothing kept
+    uuid_key = {"Idempotency-Key": f'"{uuid.uuid4()}"'}
+    assert client.post("/api/v1/games", json=body, headers=uuid_key).status_code == 201
+    # A game action's key is bound to its token: short keys stay fine there.
+    game = new_game(client)
+    r = client.post(game.url + "/deal", headers={**bearer(game.host), "Idempotency-Key": short})
+    assert r.status_code == 200
 
 
 def _client(redis_server: RedisServer, **config: int) -> FlaskClient:

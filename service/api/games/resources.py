@@ -18,7 +18,7 @@ from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
 from ..gameplay import commit, ever_dealt, load_game
-from ..idempotency import request_idempotency_key
+from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..problems import storage_full
@@ -59,8 +59,9 @@ class Games(MethodView):
         """Create a game (or start one from a position); returns every secret token once."""
         limit_address(PerAddress.CREATE)
         # No caller identity scopes this key, and the answer holds every token: the key is
-        # bound to the request, so reusing someone's key with another body makes a new game.
-        key = request_idempotency_key()
+        # bound to the request, so reusing someone's key with another body makes a new game,
+        # and it must be long enough not to be guessed with the same body.
+        key = request_idempotency_key(MIN_CREATE_KEY)
         if key is not None and (kept := store().kept_create(key)) is not None:
             raise IdempotentReplay(kept)
         if store().memory.full(settings().storage_full_percent):
