@@ -12,6 +12,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from service.store import GameStore, IdempotentReplay, connect
 from service.store.connection import Limits
 
+from .caching import init_app as init_caching
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
 from .docs import HEADER_PARAMETERS
 from .docs_page import init_app as init_docs_page
@@ -67,6 +68,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     init_docs_page(app)
     app.before_request(require_json_body)
     app.after_request(vary_by_token)
+    init_caching(app)
     app.after_request(cors)
     # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
     init_observability(app, settings)

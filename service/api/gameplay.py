@@ -23,6 +23,7 @@ from service.store import (
     VersionConflict,
 )
 
+from .caching import CachePolicy, use_policy
 from .config import settings
 from .etag import check_if_match, stale
 from .idempotency import request_idempotency_key
@@ -121,6 +122,7 @@ def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) ->
     concurrent request with the same Idempotency-Key that saved first raises
     ``IdempotentReplay`` from the store (answered by the app's replay handler).
     """
+    use_policy(CachePolicy.PRIVATE)  # an action's answer shows the actor's hand
     events = action(g.state)
     version = g.record.version + 1
     body = g.view(version)

@@ -14,6 +14,7 @@ from service.store import IdempotentReplay, KeptResponse
 from service.store.tokens import new_token
 
 from .. import examples
+from ..caching import CachePolicy, cache_policy
 from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
@@ -55,6 +56,7 @@ class Games(MethodView):
         headers={**ETAG_HEADER, "Location": {"schema": {"type": "string"}}},
     )
     @problems(400, 413, 415, 422, 429)
+    @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game (or start one from a position); returns every secret token once."""
         limit_address(PerAddress.CREATE)
@@ -104,6 +106,7 @@ class Game(MethodView):
     @responds(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
     @responds(304, description="Not modified (If-None-Match)", success=False)
     @problems(400, 401, 404, 429)
+    @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:
         """The game view; with a seat token it includes that seat's hand."""
         g = load_game(game_id)
@@ -127,6 +130,7 @@ class LegalMoves(MethodView):
     @doc(security=SEAT_OR_HOST)
     @responds(200, LegalMovesSchema, example=examples.LEGAL_MOVES, headers=ETAG_HEADER)
     @problems(400, 401, 403, 404, 429)
+    @cache_policy(CachePolicy.PRIVATE)
     def get(self, game_id: str) -> Response:
         """Seat only: every move the seat may make now (empty when it is not its turn)."""
         g = load_game(game_id, RoleKind.SEAT)
@@ -146,6 +150,7 @@ class Score(MethodView):
     @doc(security=OPTIONAL_TOKEN)
     @responds(200, ScoreSchema, headers=ETAG_HEADER)
     @problems(400, 401, 404, 429)
+    @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:
         """Per-round scores, totals, zero-round counts, and winners once the game is over."""
         g = load_game(game_id)
@@ -158,6 +163,7 @@ class Position(MethodView):
     @doc(security=SEAT_OR_HOST)
     @responds(200, PositionSchema, example=examples.POSITION, headers=ETAG_HEADER)
     @problems(400, 401, 403, 404, 409, 429)
+    @cache_policy(CachePolicy.PRIVATE)
     def get(self, game_id: str) -> Response:
         """Host only: the full position (`mexican-train-position/1`), hidden tiles included."""
         g = load_game(game_id, RoleKind.HOST)
