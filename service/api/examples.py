@@ -83,3 +83,10 @@ POSITION: dict[str, Any] = {
     "open_doubles": [],
     "scores": [[], [], []],
 }
+
+SAMPLES: dict[str, Any] = {
+    "game_id": "q3ZxWb0kTf9L",
+    "version": 4,
+    "seat": 1,
+    "samples": [POSITION],
+}

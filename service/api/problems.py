@@ -199,9 +199,9 @@ def handle_http(err: HTTPException) -> Response:
         code, detail, errors = "malformed_json", "The request body is not valid JSON.", None
     elif status == 422:
         detail = "The request is well-formed but some values are invalid; see errors."
-        # webargs nests messages under the location ("json", "headers"); keep them flat.
-        if isinstance(errors, dict) and set(errors) == {"json"}:
-            errors = errors["json"]
+        # webargs nests messages under the location ("json", "query"); keep them flat.
+        if isinstance(errors, dict) and len(errors) == 1 and set(errors) <= {"json", "query"}:
+            errors = next(iter(errors.values()))
     elif status == 405:
         allowed = err.get_headers()
         headers.update({k: v for k, v in allowed if k == "Allow"})

@@ -318,6 +318,13 @@ class Client:
             game_id, "moves", token, dict(move), if_match=if_match, idempotency_key=idempotency_key
         )
 
+    def samples(self, game_id: str, *, token: str, n: int = 1, seed: int | None = None) -> JSON:
+        """``{"game_id", "version", "seat", "samples": [position, ...]}``: ``n`` (1 to 100)
+        positions that agree with everything the token's seat sees, the unseen tiles dealt
+        uniformly at random; the same ``seed`` gives the same samples."""
+        params = {"n": str(n)} if seed is None else {"n": str(n), "seed": str(seed)}
+        return self.request("GET", f"/api/v1/games/{game_id}/samples", token=token, params=params)
+
     def score(self, game_id: str) -> JSON:
         return self.request("GET", f"/api/v1/games/{game_id}/score")
 

@@ -1,0 +1,1 @@
+"""Information sets for bots: samples of what a seat cannot see."""

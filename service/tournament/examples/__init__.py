@@ -1,0 +1,1 @@
+"""Example bots written against the HTTP API."""
