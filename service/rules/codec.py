@@ -14,6 +14,7 @@ import orjson
 
 from service.rules.errors import CorruptState
 from service.rules.options import OPTION_NAMES, rules_from_values
+from service.rules.rng import MAX_SEED
 from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Tile
 from service.rules.vocabulary import Status
@@ -79,6 +80,21 @@ def dumps(state: GameState) -> bytes:
     return _HEADER + orjson.dumps(body)
 
 
+def _check_bounds(state: GameState) -> None:
+    """Every number within what the game can reach (as imports are held to): a state stored
+    before that check, or damaged, answers ``CorruptState`` instead of failing to encode later."""
+    rules = state.rules
+    top = rules.max_round_score
+    if not (
+        0 <= state.round <= rules.rounds
+        and 0 <= state.tiles_played <= rules.tiles
+        and 0 <= state.consecutive_marks <= state.n_players
+        and 0 <= state.seed <= MAX_SEED
+        and all(len(s) <= rules.rounds and all(0 <= x <= top for x in s) for s in state.scores)
+    ):
+        raise CorruptState("stored game state holds a number beyond what the game can reach")
+
+
 def loads(data: bytes) -> GameState:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise CorruptState("stored game state is not bytes")
@@ -131,6 +147,7 @@ def loads(data: bytes) -> GameState:
             raise ValueError("seat count mismatch")
         state.recompute_trains()
         state.reindex()
+        _check_bounds(state)
     except CorruptState:
         raise
     except Exception as err:  # any decoding problem is a server-side fault, never a crash

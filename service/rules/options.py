@@ -142,6 +142,18 @@ class Rules:
     chicken_foot: bool
     double_blank_points: int
 
+    @property
+    def tiles(self) -> int:
+        """How many tiles the set has: no count of tiles (played in a turn...) exceeds it."""
+        return set_size(self.set)
+
+    @property
+    def max_round_score(self) -> int:
+        """A bound on one seat's score for one round: every pip of the set, the double-blank
+        counted at ``double_blank_points``. Imports are held to it (docs/rules.md §14)."""
+        n = self.set
+        return n * (n + 1) * (n + 2) // 2 + self.double_blank_points
+
     def to_json(self) -> dict[str, Any]:
         """``{"preset": name, "options": {every option}}``; resolving it again gives ``self``."""
         options = _OPTIONS_JSON.get(self)

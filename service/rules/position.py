@@ -119,7 +119,7 @@ def import_position(doc: Any) -> GameState:
     n = len(players)
     state = GameState(players, _rules(doc, n), _seed(doc))
     state.status = _status(doc)
-    state.scores = _scores(doc, n)
+    state.scores = _scores(doc, n, state.rules)
     state.starter = _starter(doc, n)
     if state.status == Status.WAITING_DEAL:
         _check_undealt(doc, state)
@@ -186,15 +186,20 @@ def _status(doc: dict[str, Any]) -> Status:
 _STATUSES: dict[str, Status] = {status.value: status for status in Status}
 
 
-def _scores(doc: dict[str, Any], n: int) -> list[list[int]]:
+def _scores(doc: dict[str, Any], n: int, rules: Rules) -> list[list[int]]:
+    """One list per seat, one score per finished round, each at most every pip of the set."""
     scores = doc.get("scores")
+    top = rules.max_round_score
     if (
         not isinstance(scores, list)
         or len(scores) != n
-        or not all(isinstance(s, list) for s in scores)
-        or not all(type(x) is int and x >= 0 for s in scores for x in s)
+        or not all(isinstance(s, list) and len(s) <= rules.rounds for s in scores)
+        or not all(type(x) is int and 0 <= x <= top for s in scores for x in s)
     ):
-        raise _fail(f"'scores' must be {n} lists of non-negative integers, one per seat")
+        raise _fail(
+            f"'scores' must be {n} lists (one per seat) of at most {rules.rounds} round scores, "
+            f"each an integer 0..{top} (every pip of the set)"
+        )
     if len({len(s) for s in scores}) > 1:
         raise _fail("every seat's 'scores' list must have the same length")
     return [list(s) for s in scores]
@@ -348,8 +353,12 @@ def _turn_state(doc: dict[str, Any], state: GameState) -> None:
     drawn = ts.get("drawn", False)
     played = ts.get("tiles_played", 0)
     follow = ts.get("must_follow")
-    if not isinstance(drawn, bool) or type(played) is not int or played < 0:
-        raise _fail("'turn_state' needs drawn (boolean) and tiles_played (integer >= 0)")
+    most = state.rules.tiles
+    if not isinstance(drawn, bool) or type(played) is not int or not 0 <= played <= most:
+        raise _fail(
+            f"'turn_state' needs drawn (boolean) and tiles_played (an integer 0..{most}, the "
+            "set's size)"
+        )
     opening = not state.opened[state.turn]
     if played and opening and state.rules.opening == Opening.SINGLE:
         raise _fail("a single opening turn ends after its tile")

@@ -249,3 +249,44 @@ def test_s2_player_names_are_short_printable_text_on_create_and_import() -> None
     for bad in ("b" * 41, "bo\x00", "\t", ""):
         with pytest.raises(InvalidRules, match="1 to 40 printable"):
             new_game(["ann", bad], seed=1)
+
+
+U64 = 2**64 - 1  # orjson's largest integer: beyond it, or summed past it, nothing encodes
+
+
+def _round_two(**extra: Any) -> dict[str, Any]:
+    return position(round=2, hands=[[[1, 2]], [[1, 3]], [[1, 4]]], **extra)
+
+
+def test_s14_import_bounds_scores_by_the_pips_of_the_set() -> None:
+    rules = import_position(_round_two()).rules
+    top = rules.max_round_score  # double-9 (3 players): 495 pips, the double-blank at 50
+    assert top == 9 * 10 * 11 // 2 + rules.double_blank_points
+    assert import_position(_round_two(scores=[[top], [0], [top]])).scores == [[top], [0], [top]]
+    for bad in (top + 1, U64, 2**64):
+        with pytest.raises(InvalidPosition, match=f"integer 0..{top}"):
+            import_position(_round_two(scores=[[bad], [0], [0]]))
+    too_many = [[0] * (rules.rounds + 1)] * 3
+    with pytest.raises(InvalidPosition, match=f"at most {rules.rounds} round scores"):
+        import_position(_round_two(scores=too_many))
+
+
+def test_s14_import_bounds_tiles_played_by_the_set_size() -> None:
+    opening = {"opened": [False, True, True]}  # a chain opening may play many tiles
+    most = import_position(_round_two()).rules.tiles
+    state = import_position(_round_two(**opening, turn_state={"tiles_played": most}))
+    assert state.tiles_played == most == 55
+    for bad in (most + 1, U64):
+        with pytest.raises(InvalidPosition, match=f"tiles_played \\(an integer 0..{most}"):
+            import_position(_round_two(**opening, turn_state={"tiles_played": bad}))
+
+
+def test_s9_loads_refuses_numbers_beyond_the_game_as_corrupt() -> None:
+    """A state stored before imports were bounded answers CorruptState, never a crash later."""
+    state = import_position(_round_two())
+    for field, value in (("scores", [[U64], [0], [0]]), ("tiles_played", U64), ("round", 99)):
+        broken = copy.copy(state)
+        setattr(broken, field, value)
+        with pytest.raises(CorruptState, match="beyond what the game can reach"):
+            loads(dumps(broken))
+    assert loads(dumps(state)).scores == state.scores
