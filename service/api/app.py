@@ -24,6 +24,7 @@ from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
 from .smorest_adapter import serve_spec_with
 from .store_access import STORE_EXTENSION
+from .table_page import init_app as init_table_page
 
 API_PREFIX = "/api/v1"
 SPEC_PATH = "api/v1/openapi.json"
@@ -47,7 +48,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``STORE`` may pass a ready GameStore. No game state lives in the process: any worker
     serves any request."""
     settings = load_settings(config)
-    # No catch-all /static route: each page serves its own files (see docs_page).
+    # No catch-all /static route: each page serves its own files (see pages).
     app = Flask(__name__, static_folder=None)
     app.config.update(
         API_TITLE="Mexican Train",
@@ -66,6 +67,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions[STORE_EXTENSION] = settings.store or build_store(settings)
     init_api(app)
     init_docs_page(app)
+    init_table_page(app)
     app.before_request(require_json_body)
     app.after_request(vary_by_token)
     init_caching(app)

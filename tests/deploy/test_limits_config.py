@@ -22,7 +22,7 @@ def test_rate_limits_are_on_in_compose_and_k8s() -> None:
     ingress = yaml.safe_load((DEPLOY / "k8s" / "ingress.yaml").read_text())
     assert int(ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/limit-rps"]) > 0
     paths = {p["path"] for r in ingress["spec"]["rules"] for p in r["http"]["paths"]}
-    assert paths == {"/api", "/docs"}, "metrics and probes stay inside the cluster"
+    assert paths == {"/api", "/docs", "/", "/table"}, "metrics and probes stay inside the cluster"
 
 
 def test_nginx_limits_first_and_logs_no_query_string() -> None:

@@ -1,0 +1,105 @@
+"""Driving the web table as a person does: seats held in the browser's storage, moves made by
+clicking a tile and then a train, and the API asked what the table should show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from playwright.sync_api import Page, expect
+
+from tests.browser.harness import PageLog
+
+STORAGE_KEY = "mexican-train.seats"
+# Long enough for bots' replies shown one by one (about 300 ms each) and a reconnect.
+CATCH_UP_MS = 15_000
+
+
+@dataclass
+class Game:
+    base: str
+    game_id: str
+    host_token: str
+    tokens: list[str | None]
+
+    def api(self, method: str, path: str = "", token: str | None = None, **kw: Any) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        resp = requests.request(
+            method,
+            f"{self.base}/api/v1/games/{self.game_id}{path}",
+            headers=headers,
+            timeout=10,
+            **kw,
+        )
+        assert resp.ok, resp.text
+        return resp.json()
+
+    def version(self) -> int:
+        return int(self.api("GET")["version"])
+
+
+def tolerate_pending_live_api(log: PageLog, base: str) -> None:
+    """While this service does not serve the events stream and the bot list yet, the page's
+    requests for them fail (the page falls back to polling and to its own bot list)."""
+    if requests.get(base + "/api/v1/bots", timeout=10).status_code == 404:
+        log.allow(r"status of 404 .*/api/v1/(bots|games/[^/]+/events)")
+
+
+def create_game(base: str, body: dict[str, Any]) -> Game:
+    resp = requests.post(base + "/api/v1/games", json=body, timeout=10)
+    assert resp.status_code == 201, resp.text
+    data = resp.json()
+    return Game(base, data["game_id"], data["host_token"], [s["token"] for s in data["seats"]])
+
+
+def hold_seat(page: Page, game: Game, seat: int, *, host: bool = False) -> None:
+    """Put a seat in the page's storage (as the create form does) and open the table."""
+    page.goto(game.base + "/")
+    held = {"seat": seat, "token": game.tokens[seat], "updated": 1}
+    if host:
+        held["hostToken"] = game.host_token
+    page.evaluate(
+        "([key, id, held]) => localStorage.setItem(key, JSON.stringify({[id]: held}))",
+        [STORAGE_KEY, game.game_id, held],
+    )
+    page.goto(f"{game.base}/#/game/{game.game_id}")
+    expect(page.locator("#app[data-version]")).to_be_visible()
+
+
+def shown_version(page: Page) -> int:
+    return int(page.locator("#app").get_attribute("data-version") or 0)
+
+
+def wait_shown(page: Page, version: int) -> None:
+    """Wait until the table shows ``version`` (the stream, or the poll without one)."""
+    page.wait_for_function(
+        "v => Number(document.getElementById('app').dataset.version) >= v",
+        arg=version,
+        timeout=CATCH_UP_MS,
+    )
+
+
+def my_turn(page: Page) -> bool:
+    return page.locator(".turn-banner.mine").count() > 0
+
+
+def play_turn_by_clicking(page: Page) -> str:
+    """One move as a person makes it: a playable tile then a highlighted train, else the one
+    enabled button (draw, pass or end turn). Returns what was done."""
+    before = shown_version(page)
+    tile = page.locator(".htile.playable").first
+    if tile.count():
+        name = tile.get_attribute("data-tile")
+        tile.click()
+        expect(page.locator(f'.htile.selected[data-tile="{name}"]')).to_be_visible()
+        train = page.locator(".train-target.legal").first
+        target = train.get_attribute("data-train")
+        train.click()
+        done = f"play {name} on {target}"
+    else:
+        button = page.locator("button.action:enabled").first
+        done = button.get_attribute("id") or "action"
+        button.click()
+    wait_shown(page, before + 1)
+    return done

@@ -1,0 +1,150 @@
+"""The web table at ``/`` in a real browser: its headers, a game played by clicking, refusals
+shown as the API words them, and the pages for unknown games and invites."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import requests
+from playwright.sync_api import Page, expect
+
+from tests.browser.harness import PageLog
+from tests.browser.table import (
+    Game,
+    create_game,
+    hold_seat,
+    my_turn,
+    play_turn_by_clicking,
+    tolerate_pending_live_api,
+    wait_shown,
+)
+
+PAGE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def test_page_and_its_files_carry_the_strict_headers(live_server: str) -> None:
+    page = requests.get(live_server + "/", timeout=10)
+    assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
+    # Every script, stylesheet and icon is a file of this service; no inline script.
+    urls = [u for u in re.findall(r'(?:src|href)="([^"]*)"', page.text) if not u.startswith("#")]
+    assert urls and all(url.startswith("/table/") for url in urls), urls
+    assert re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page.text) is None
+    for path in ["/", "/table/app.js", "/table/table.css"]:
+        resp = requests.get(live_server + path, timeout=10)
+        assert resp.status_code == 200, path
+        policy = resp.headers["Content-Security-Policy"]
+        assert "default-src 'self'" in policy and "unsafe-inline" not in policy
+        for name, value in PAGE_HEADERS.items():
+            assert resp.headers[name] == value, (path, name)
+    script = requests.get(live_server + "/table/app.js", timeout=10)
+    assert script.headers["Content-Type"].split(";")[0] in {
+        "text/javascript",
+        "application/javascript",
+    }
+    assert requests.get(live_server + "/table/../app.py", timeout=10).status_code == 404
+
+
+def drive_others(game: Game, me: int) -> None:
+    """Every other seat makes its first legal move until it is ``me``'s turn or the round ends."""
+    while True:
+        view = game.api("GET")
+        if view["status"] != "in_round" or view["turn"] == me:
+            return
+        seat = view["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[seat])["moves"][0]
+        game.api("POST", "/moves", game.tokens[seat], json=move)
+
+
+def test_a_round_played_by_clicking_ends_on_the_scores_of_the_api(
+    live_server: str, page: Page, page_log: PageLog, screenshot: Callable[..., Path]
+) -> None:
+    tolerate_pending_live_api(page_log, live_server)
+    game = create_game(
+        live_server, {"players": ["ann", "bo"], "options": {"set": 6, "rounds": 1}, "seed": 11}
+    )
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0, host=True)
+    moves = 0
+    screenshot_taken = False
+    while game.api("GET")["status"] == "in_round":
+        drive_others(game, 0)
+        wait_shown(page, game.version())
+        if game.api("GET")["status"] != "in_round":
+            break
+        assert my_turn(page)
+        if not screenshot_taken and page.locator(".htile.playable").count():
+            page.locator(".htile.playable").first.click()
+            screenshot(page, "choosing")
+            page.locator(".htile.selected").click()  # put it back
+            screenshot_taken = True
+        play_turn_by_clicking(page)
+        moves += 1
+    assert moves > 3
+    score = game.api("GET", "/score")
+    results = page.locator("#results")
+    expect(results).to_be_visible()
+    expect(page.locator(".turn-banner")).to_have_text("Game over")
+    for player in score["players"]:
+        row = results.locator(f'tr[data-seat="{player["seat"]}"]')
+        expect(row.locator("td.total")).to_have_text(str(player["total"]))
+    winner = score["players"][score["winners"][0]]["name"]
+    expect(results.locator(".winners")).to_contain_text(winner)
+    screenshot(page, "final")
+    assert page_log.foreign_requests(live_server) == []
+
+
+def test_a_refused_move_shows_the_api_detail_and_changes_nothing(
+    live_server: str, page: Page, page_log: PageLog
+) -> None:
+    tolerate_pending_live_api(page_log, live_server)
+    game = create_game(live_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: seat 1 starts
+    hold_seat(page, game, 1)
+    version = game.version()
+    page_log.allow(r"status of 409")
+    tile = page.locator(".htile:not(.playable)").first
+    tile.click()
+    page.locator('.train-target[data-train="mexican"]').click()
+    problem = page.locator("#problem")
+    expect(problem).not_to_be_empty()
+    detail = problem.inner_text()
+    assert game.version() == version
+    # The same move straight to the API is refused with the same sentence.
+    name = tile.get_attribute("data-tile") or ""
+    a, b = (int(x) for x in name.split("-"))
+    resp = requests.post(
+        f"{live_server}/api/v1/games/{game.game_id}/play",
+        json={"tile": [a, b], "train": "mexican"},
+        headers={"Authorization": f"Bearer {game.tokens[1]}"},
+        timeout=10,
+    )
+    assert resp.status_code == 409 and resp.json()["detail"] == detail
+    expect(page.locator(".htile")).to_have_count(len(game.api("GET", "", game.tokens[1])["hand"]))
+    wait_shown(page, version)
+
+
+def test_an_unknown_game_says_so_and_links_back_to_create(
+    live_server: str, page: Page, page_log: PageLog
+) -> None:
+    tolerate_pending_live_api(page_log, live_server)
+    page_log.allow(r"status of 404")
+    page.goto(live_server + "/#/game/nosuchgame00")
+    expect(page.get_by_role("heading", name="Game not found")).to_be_visible()
+    page.get_by_role("link", name="Create a new game").click()
+    expect(page.get_by_role("heading", name="New game")).to_be_visible()
+
+
+def test_spectators_see_the_public_table(live_server: str, page: Page, page_log: PageLog) -> None:
+    tolerate_pending_live_api(page_log, live_server)
+    game = create_game(live_server, {"players": ["ann", "bo", "cy"], "seed": 5})
+    game.api("POST", "/deal", game.host_token)
+    page.goto(f"{live_server}/#/game/{game.game_id}")
+    expect(page.locator(".spectating")).to_be_visible()
+    expect(page.locator(".htile")).to_have_count(0)
+    expect(page.locator(".player")).to_have_count(3)
+    expect(page.locator(".train")).to_have_count(4)
