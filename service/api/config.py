@@ -46,10 +46,15 @@ DEFAULTS: dict[str, Any] = {
     # maxmemory, keeping the rest for games in play; 0: only when Redis itself refuses.
     "STORAGE_FULL_PERCENT": 90,
     "REDIS_MEMORY_SAMPLE_SECONDS": 5,
+    # The shortest turn clock a game may ask for (turn_seconds); tests lower it.
+    "MIN_TURN_SECONDS": 5,
+    # Joins through invites per client address per minute. 0 turns it off.
+    "RATE_LIMIT_JOIN_PER_MINUTE": 0,
 }
 MAY_BE_ZERO = {
     "RATE_LIMIT_PER_MINUTE",
     "RATE_LIMIT_CREATE_PER_MINUTE",
+    "RATE_LIMIT_JOIN_PER_MINUTE",
     "TRUSTED_PROXIES",
     "STORAGE_FULL_PERCENT",
 }
@@ -76,6 +81,8 @@ class Settings:
     redis_pool_timeout_ms: int
     storage_full_percent: int
     redis_memory_sample_seconds: int
+    min_turn_seconds: int
+    rate_limit_join_per_minute: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
 
     @property

@@ -6,7 +6,9 @@ to :func:`commit`. Nothing here knows a rule; the engine (``service.rules``) dec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,13 +17,16 @@ from flask import Response
 
 from service import rules
 from service.rules import Role, RoleKind
+from service.rules.log import Record, encode, rfc3339
 from service.store import (
+    Change,
     GameNotFound,
     GameRecord,
     IdempotentReplay,
     KeptResponse,
     VersionConflict,
 )
+from service.table import Applied, SeatKind, Table, advance
 
 from .caching import CachePolicy, use_policy
 from .config import settings
@@ -42,6 +47,7 @@ class Loaded:
     token: str | None
     idem_key: str | None
     if_match: bool  # the request named a version (If-Match) and the game is at it
+    table: Table
 
     @property
     def seat(self) -> int | None:
@@ -49,11 +55,36 @@ class Loaded:
 
     def view(self, version: int | None = None) -> dict[str, Any]:
         """The game view for the caller: a seat sees its hand, anyone else the public view."""
-        return {
+        body = {
             "game_id": self.record.game_id,
             "version": self.record.version if version is None else version,
             **rules.game_view(self.state, self.seat),
         }
+        return table_view(body, self.table)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def table_of(record: GameRecord, state: rules.GameState) -> Table:
+    """The stored table; a game stored without one has a person in every seat."""
+    if not record.table:
+        return Table.of_people(state.n_players)
+    return Table.from_json(orjson.loads(record.table))
+
+
+def table_view(body: dict[str, Any], table: Table) -> dict[str, Any]:
+    """The view's table fields: each player's ``bot`` and ``open``, and the turn clock."""
+    for player, seat in zip(body["players"], table.seats, strict=True):
+        player["bot"] = seat.bot
+        player["open"] = seat.kind == SeatKind.OPEN
+    deadline = table.deadline_ms
+    body["clock"] = {
+        "turn_seconds": table.turn_seconds,
+        "deadline": None if deadline is None else rfc3339(deadline),
+    }
+    return body
 
 
 def ever_dealt(state: rules.GameState) -> bool:
@@ -82,8 +113,26 @@ def load_game(game_id: str, need: RoleKind | None = None, *, mutating: bool = Fa
     role = _role(record, token, need)
     if record.kept is not None:
         raise IdempotentReplay(record.kept)
-    match = check_if_match(record.version) if mutating else False
-    return Loaded(record, rules.loads(record.state), role, token, key, match)
+    state = rules.loads(record.state)
+    g = Loaded(record, state, role, token, key, False, table_of(record, state))
+    if g.table.overdue(now_ms()):
+        g = settle(g)
+    g.if_match = check_if_match(g.record.version) if mutating else False
+    return g
+
+
+def settle(g: Loaded) -> Loaded:
+    """Play an overdue turn (and what follows it) before serving the request, then reload.
+
+    Several instances may notice the same overdue turn: the compare-and-set lets one apply it,
+    the others find the game moved on and read the result."""
+    applied = advance(g.state, g.table, now_ms(), g.record.version)
+    if applied:
+        with contextlib.suppress(VersionConflict):
+            store().save(g.record.game_id, g.record.version, change_of(g, applied))
+    record = store().load(g.record.game_id)
+    state = rules.loads(record.state)
+    return Loaded(record, state, g.role, g.token, g.idem_key, False, table_of(record, state))
 
 
 def _check_rate(record: GameRecord) -> None:
@@ -114,42 +163,81 @@ def _role(record: GameRecord, token: str | None, need: RoleKind | None) -> Role:
     return role
 
 
-def commit(g: Loaded, action: Callable[[rules.GameState], list[rules.Event]]) -> Response:
-    """Run an engine action, store the new state with compare-and-set, answer with the view.
+def change_of(
+    g: Loaded, applied: Sequence[Applied], seat_digests: Sequence[bytes] | None = None
+) -> Change:
+    """The store's change for ``applied``: new state, encoded records, table, seats."""
+    created, n = g.table.created_ms, g.state.n_players
+    return Change(
+        rules.dumps(g.state),
+        [encode(step.record, created, n) for step in applied],
+        seat_digests,
+        orjson.dumps(g.table.to_json()),
+    )
 
-    An engine refusal raises before anything is written. A lost race is 412 with If-Match and
-    409 without: never retried blindly, since the move was judged against an old state. A
-    concurrent request with the same Idempotency-Key that saved first raises
-    ``IdempotentReplay`` from the store (answered by the app's replay handler).
+
+def commit(
+    g: Loaded, action: Callable[[rules.GameState], list[rules.Event]], record: Record
+) -> Response:
+    """Run an engine action, then what the server plays by itself after it (bot seats,
+    automatic deals), store it all with compare-and-set, answer with the view and the events.
+
+    An engine refusal raises before anything is written.
+    """
+    events = action(g.state)
+    g.table.restart_clock(g.state, events, record.at_ms)
+    applied = [Applied(record, events)]
+    applied += advance(g.state, g.table, record.at_ms, g.record.version + 1)
+    return save_change(g, applied)
+
+
+def save_change(
+    g: Loaded,
+    applied: Sequence[Applied],
+    seat_digests: Sequence[bytes] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Response:
+    """Store ``applied`` with compare-and-set and answer with the caller's view.
+
+    A lost race is 412 with If-Match and 409 without: never retried blindly, since the move
+    was judged against an old state. A concurrent request with the same Idempotency-Key that
+    saved first raises ``IdempotentReplay`` from the store (answered by the app's handler).
     """
     use_policy(CachePolicy.PRIVATE)  # an action's answer shows the actor's hand
-    events = action(g.state)
-    version = g.record.version + 1
+    version = g.record.version + len(applied)
     body = g.view(version)
-    body["events"] = rules.visible_events(events, g.seat)
+    body["events"] = [
+        event for step in applied for event in rules.visible_events(step.events, g.seat)
+    ]
+    body.update(extra or {})
     payload = orjson.dumps(body)
     kept = KeptResponse(200, payload) if g.idem_key is not None else None
+    change = change_of(g, applied, seat_digests)
     try:
         store().save(
             g.record.game_id,
             g.record.version,
-            rules.dumps(g.state),
+            change,
             kept=kept,
             token=g.token,
             idempotency_key=g.idem_key,
             dealt=ever_dealt(g.state),
         )
     except VersionConflict as conflict:
-        record_cas_conflict()
-        if g.if_match:
-            raise stale(conflict.current) from None
-        raise ApiError(
-            409,
-            "version_conflict",
-            "Another action on this game was applied first; reload and try again.",
-            extra={"version": conflict.current},
-        ) from None
+        raise lost_race(g, conflict.current) from None
     except GameNotFound:
         raise not_found(g.record.game_id) from None
     record_move()
     return json_response(payload, version=version)
+
+
+def lost_race(g: Loaded, current: int) -> ApiError:
+    record_cas_conflict()
+    if g.if_match:
+        return stale(current)
+    return ApiError(
+        409,
+        "version_conflict",
+        "Another action on this game was applied first; reload and try again.",
+        extra={"version": current},
+    )

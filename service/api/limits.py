@@ -31,6 +31,7 @@ class PerAddress(StrEnum):
     """Requests limited per client address; the setting is ``RATE_LIMIT_<NAME>_PER_MINUTE``."""
 
     CREATE = "create"
+    JOIN = "join"
 
     @property
     def setting(self) -> str:

@@ -100,6 +100,23 @@ class GameOver(TypedDict):
     totals: list[int]
 
 
+class SeatJoined(TypedDict):
+    """A person took an open seat through its invite."""
+
+    type: Literal["seat_joined"]
+    seat: int
+    name: str
+
+
+class SeatChanged(TypedDict):
+    """The host handed a seat to a bot (``bot``) or reopened it (``open``)."""
+
+    type: Literal["seat_changed"]
+    seat: int
+    bot: str | None
+    open: bool
+
+
 Event = (
     RoundStarted
     | EnginePlaced
@@ -114,4 +131,6 @@ Event = (
     | TurnPassed
     | RoundOver
     | GameOver
+    | SeatJoined
+    | SeatChanged
 )

@@ -2,6 +2,8 @@
 
 from .connection import connect
 from .games import (
+    NO_TOKEN,
+    Change,
     GameNotFound,
     GameRecord,
     GameStore,
@@ -12,6 +14,8 @@ from .games import (
 )
 
 __all__ = [
+    "NO_TOKEN",
+    "Change",
     "GameNotFound",
     "GameRecord",
     "GameStore",

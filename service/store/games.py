@@ -6,6 +6,9 @@ Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`)
   ``t`` the seat token digests concatenated (32 bytes each). TTL: ``undealt_ttl`` while the
   game was never dealt (so anonymous creations that never play cost little), ``game_ttl`` from
   the first deal on, renewed by every applied action.
+- ``mt:{<id>}:log`` list: the log records (:mod:`service.rules.log`), entry ``N`` at index
+  ``N - 1``; written by the same script as the state, so neither is ever seen without the other.
+  ``x`` in the hash is the table (seats and table options, JSON). Same TTL as the hash.
 - ``mt:{<id>}:idem:<sha256(token, Idempotency-Key)>`` string: the first response to a keyed
   request, ``b"<status>" + body``. TTL: ``min(idem_ttl, the game's TTL)``.
 
@@ -108,6 +111,29 @@ class IdempotentReplay(StoreError):
         self.kept = kept
 
 
+#: The digest of a seat nobody holds a token for (a bot or open seat): no token hashes to it.
+NO_TOKEN = bytes(DIGEST_SIZE)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one request writes: the new state, new log records, and (when they changed) the
+    seat token digests and the table."""
+
+    state: bytes
+    records: Sequence[bytes]
+    seat_digests: Sequence[bytes] | None = None
+    table: bytes | None = None
+
+    def fields(self) -> list[bytes]:
+        out = [b"s", self.state]
+        if self.seat_digests is not None:
+            out += [b"t", b"".join(self.seat_digests)]
+        if self.table is not None:
+            out += [b"x", self.table]
+        return out
+
+
 @dataclass(frozen=True)
 class GameRecord:
     game_id: str
@@ -115,6 +141,7 @@ class GameRecord:
     state: bytes
     host_digest: bytes
     seat_digests: tuple[bytes, ...]
+    table: bytes = b""
     kept: KeptResponse | None = None
     # Requests made with this token on this game in the current rate window, and the window's
     # remaining seconds (both 0 when rate limiting is off or no token was sent).
@@ -131,7 +158,7 @@ class GameRecord:
         if token_matches(digest, self.host_digest):
             role = Role.HOST
         for seat, stored in enumerate(self.seat_digests):
-            if token_matches(digest, stored):
+            if token_matches(digest, stored) and stored != NO_TOKEN:
                 role = Role.of_seat(seat)
         return role
 
@@ -176,15 +203,25 @@ class GameStore:
         return self.game_ttl if dealt else self.undealt_ttl
 
     def create(
-        self, state: bytes, host_token: str, seat_tokens: Sequence[str], *, dealt: bool = False
+        self,
+        state: bytes,
+        host_token: str,
+        seat_digests: Sequence[bytes],
+        records: Sequence[bytes],
+        *,
+        table: bytes = b"",
+        dealt: bool = False,
     ) -> str:
-        """Store a new game at version 1; returns its fresh id. ``dealt``: the state was dealt
-        before (an imported position), so it lives the full game TTL at once."""
-        seats = b"".join(hash_token(t) for t in seat_tokens)
+        """Store a new game with its first log records (version = their number); returns its
+        fresh id. Seats without a token (bots, open seats) pass :data:`NO_TOKEN`. ``dealt``: the
+        state was dealt before (an imported position, an automatic deal), so it lives the full
+        game TTL at once."""
+        fields: list[bytes | int] = [b"s", state, b"h", hash_token(host_token)]
+        fields += [b"t", b"".join(seat_digests), b"x", table]
         for _ in range(5):  # a collision of 72 random bits is next to impossible; stay bounded
             game_id = new_game_id()
-            args: list[bytes | int] = [state, hash_token(host_token), seats, self.ttl(dealt)]
-            if self._create(keys=[keys.game_key(game_id)], args=args):
+            args: list[bytes | int] = [self.ttl(dealt), len(fields) // 2, *fields, *records]
+            if self._create(keys=[keys.game_key(game_id), keys.log_key(game_id)], args=args):
                 return game_id
         raise StoreError("could not draw a free game id")
 
@@ -249,6 +286,7 @@ class GameStore:
             seat_digests=tuple(
                 seats[i : i + DIGEST_SIZE] for i in range(0, len(seats), DIGEST_SIZE)
             ),
+            table=fields.get(b"x", b""),
             kept=KeptResponse.decode(kept_raw) if kept_raw else None,
             rate_count=int(rate[0]),
             rate_reset=max(int(rate[1]), 1) if rate[0] else 0,
@@ -258,26 +296,28 @@ class GameStore:
         self,
         game_id: str,
         expected_version: int,
-        state: bytes,
+        change: Change,
         *,
         kept: KeptResponse | None = None,
         token: str | None = None,
         idempotency_key: str | None = None,
         dealt: bool = True,
     ) -> int:
-        """Compare-and-set: write ``state`` as version ``expected_version + 1``.
+        """Compare-and-set: store ``change`` on top of ``expected_version``; the version grows
+        by its number of records.
 
         With an Idempotency-Key, ``kept`` is stored in the same atomic step. ``dealt``: the new
-        state was ever dealt (else the game keeps its short TTL). Raises VersionConflict,
-        GameNotFound or IdempotentReplay; on any of them nothing was written.
+        state was ever dealt (else the game keeps its short TTL). Raises
+        VersionConflict, GameNotFound or IdempotentReplay; on any of them nothing was written.
         """
         ttl = self.ttl(dealt)
-        key_list = [keys.game_key(game_id)]
-        args: list[bytes | int] = [expected_version, state, ttl]
+        key_list = [keys.game_key(game_id), keys.log_key(game_id)]
+        fields = change.fields()
+        args: list[bytes | int] = [expected_version, ttl, len(fields) // 2, b"", 0]
         if idempotency_key is not None and token is not None and kept is not None:
             key_list.append(keys.idem_key(game_id, token, idempotency_key))
-            args += [kept.encode(), min(self.idem_ttl, ttl)]
-        result = self._cas(keys=key_list, args=args)
+            args[3:5] = [kept.encode(), min(self.idem_ttl, ttl)]
+        result = self._cas(keys=key_list, args=[*args, *fields, *change.records])
         outcome = int(result[0])
         if outcome == 1:
             return int(result[1])
@@ -286,6 +326,21 @@ class GameStore:
         if outcome == 2:
             raise IdempotentReplay(KeptResponse.decode(result[1]))
         raise GameNotFound(game_id)
+
+    def log(self, game_id: str, after: int = 0) -> tuple[int, list[bytes]]:
+        """The game's version and its log records from entry ``after + 1`` on, read together."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hget(keys.game_key(game_id), "v")
+        pipe.lrange(keys.log_key(game_id), after, -1)
+        version, records = pipe.execute()
+        if version is None:
+            raise GameNotFound(game_id)
+        return int(version), list(records)
+
+    def version(self, game_id: str) -> int | None:
+        """The game's version, or None when it is gone (one HGET)."""
+        raw = self.client.hget(keys.game_key(game_id), "v")
+        return None if raw is None else int(raw)
 
     def game_keys(self, game_id: str) -> list[bytes]:
         """Every key of one game (tests, memory benchmark): SCAN within the game's prefix."""

@@ -13,6 +13,7 @@ import re
 PREFIX = "mt:"
 IDEM_SUFFIX = ":idem:"
 RATE_SUFFIX = ":rate:"
+LOG_SUFFIX = ":log"
 
 # Game ids are what ``new_game_id`` makes; anything else is refused before touching Redis.
 GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
@@ -21,6 +22,11 @@ GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
 def game_key(game_id: str) -> str:
     """The hash holding a game's version, state and token hashes."""
     return f"{PREFIX}{{{game_id}}}"
+
+
+def log_key(game_id: str) -> str:
+    """The list of the game's log records, entry ``N`` at index ``N - 1``."""
+    return f"{PREFIX}{{{game_id}}}{LOG_SUFFIX}"
 
 
 def idem_key(game_id: str, token: str, idempotency_key: str) -> str:

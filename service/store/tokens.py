@@ -24,3 +24,13 @@ def hash_token(token: str) -> bytes:
 
 def token_matches(token_hash: bytes, stored: bytes) -> bool:
     return hmac.compare_digest(token_hash, stored)
+
+
+def new_invite() -> str:
+    """An open seat's invite code: 144 random bits, short enough for a link."""
+    return secrets.token_urlsafe(18)
+
+
+def invite_digest(invite: str) -> str:
+    """The stored form of an invite (hex, kept in the table's JSON)."""
+    return hashlib.sha256(b"invite\n" + invite.encode()).hexdigest()

@@ -7,6 +7,7 @@ import redis
 
 from service.rules import Role
 from service.store import (
+    Change,
     GameNotFound,
     GameStore,
     IdempotentReplay,
@@ -24,7 +25,7 @@ def gs(redis_client: redis.Redis) -> GameStore:
 
 def test_create_load_and_identify(gs: GameStore, redis_client: redis.Redis) -> None:
     host, seats = new_token(), [new_token() for _ in range(3)]
-    gid = gs.create(b"state-bytes", host, seats)
+    gid = gs.create(b"state-bytes", host, [hash_token(t) for t in seats], [b"r1"])
     rec = gs.load(gid)
     assert (rec.version, rec.state) == (1, b"state-bytes")
     assert rec.identify(host) == Role.HOST
@@ -38,13 +39,13 @@ def test_create_load_and_identify(gs: GameStore, redis_client: redis.Redis) -> N
 
 
 def test_compare_and_set(gs: GameStore, redis_client: redis.Redis) -> None:
-    gid = gs.create(b"s1", new_token(), [new_token(), new_token()])
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())] * 2, [b"r1"])
     redis_client.expire(K.game_key(gid), 10)
-    assert gs.save(gid, 1, b"s2") == 2
+    assert gs.save(gid, 1, Change(b"s2", [b"r2"])) == 2
     # The write renewed the TTL.
     assert redis_client.ttl(K.game_key(gid)) > 10
     with pytest.raises(VersionConflict) as info:
-        gs.save(gid, 1, b"lost")
+        gs.save(gid, 1, Change(b"lost", [b"r2"]))
     assert info.value.current == 2
     assert gs.load(gid).state == b"s2"
 
@@ -54,25 +55,26 @@ def test_unknown_and_malformed_ids(gs: GameStore) -> None:
         with pytest.raises(GameNotFound):
             gs.load(gid)
     with pytest.raises(GameNotFound):
-        gs.save("doesnotexist1", 1, b"x")
+        gs.save("doesnotexist1", 1, Change(b"x", [b"r2"]))
 
 
 def test_idempotency_kept_once(gs: GameStore, redis_client: redis.Redis) -> None:
     tok = new_token()
-    gid = gs.create(b"s1", new_token(), [tok])
+    gid = gs.create(b"s1", new_token(), [hash_token(tok)], [b"r1"])
     kept = KeptResponse(200, b'{"version":2}')
-    assert gs.save(gid, 1, b"s2", kept=kept, token=tok, idempotency_key="k1") == 2
+    assert gs.save(gid, 1, Change(b"s2", [b"r2"]), kept=kept, token=tok, idempotency_key="k1") == 2
     rec = gs.load(gid, token=tok, idempotency_key="k1")
     assert rec.kept == kept
     # Another token with the same key sees nothing kept.
     assert gs.load(gid, token=new_token(), idempotency_key="k1").kept is None
     # A concurrent duplicate that read version 1 replays instead of conflicting or applying.
     with pytest.raises(IdempotentReplay) as info:
-        gs.save(gid, 1, b"again", kept=kept, token=tok, idempotency_key="k1")
+        gs.save(gid, 1, Change(b"again", [b"r2"]), kept=kept, token=tok, idempotency_key="k1")
     assert info.value.kept == kept
     assert gs.load(gid).version == 2
     idem = K.idem_key(gid, tok, "k1")
     assert 0 < redis_client.ttl(idem) <= 500
-    assert sorted(gs.game_keys(gid)) == sorted([K.game_key(gid).encode(), idem.encode()])
+    expected = [K.game_key(gid).encode(), K.log_key(gid).encode(), idem.encode()]
+    assert sorted(gs.game_keys(gid)) == sorted(expected)
     for key in gs.game_keys(gid):
         assert redis_client.ttl(key) > 0

@@ -10,7 +10,7 @@ from service.store import GameStore, KeptResponse, StoreError
 from service.store import games as store_games
 from service.store import keys as K
 from service.store.sealed import seal, unseal
-from service.store.tokens import new_token
+from service.store.tokens import hash_token, new_token
 
 FIRST = KeptResponse(201, b'{"game_id":"g1","host_token":"secret-host"}')
 
@@ -59,7 +59,7 @@ def test_create_gives_up_when_every_drawn_id_is_taken(
     gs: GameStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(store_games, "new_game_id", lambda: "sameidevery1")
-    assert gs.create(b"s", new_token(), [new_token()]) == "sameidevery1"
+    assert gs.create(b"s", new_token(), [hash_token(new_token())], [b"r1"]) == "sameidevery1"
     with pytest.raises(StoreError, match="free game id"):
-        gs.create(b"s", new_token(), [new_token()])
+        gs.create(b"s", new_token(), [hash_token(new_token())], [b"r1"])
     assert gs.load("sameidevery1").state == b"s"

@@ -78,9 +78,9 @@ def test_idempotency_key(client: FlaskClient, redis_client: redis.Redis) -> None
         r1.json["turn"], {"action": "mark"}, **{"Idempotency-Key": '"k2"', "If-Match": '"1"'}
     )
     assert stale.status_code == 412
-    # Every key of the game carries a TTL.
+    # Every key of the game (state, log, one kept response) carries a TTL.
     keys = list(redis_client.scan_iter(match=f"mt:{{{game.id}}}*"))
-    assert len(keys) == 2
+    assert len(keys) == 3
     for key in keys:
         assert redis_client.ttl(key) > 0
     assert (

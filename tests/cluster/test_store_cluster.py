@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from redis.cluster import RedisCluster
 
-from service.store import GameStore, connect
+from service.store import Change, GameStore, connect
 from service.store import keys as K
-from service.store.tokens import new_token
+from service.store.tokens import hash_token, new_token
 from tests.api.test_store import *  # noqa: F403  (the same tests, with this folder's fixtures)
 from tests.cluster.local_cluster import LocalRedisCluster
 
@@ -25,9 +25,10 @@ def test_game_keys_share_a_slot_and_games_spread(redis_client: RedisCluster) -> 
     nodes = set()
     for _ in range(30):
         tok = new_token()
-        gid = gs.create(b"s", new_token(), [tok])
-        gs.save(gid, 1, b"s2", kept=None, token=tok, idempotency_key=None)
+        gid = gs.create(b"s", new_token(), [hash_token(tok)], [b"r1"])
+        gs.save(gid, 1, Change(b"s2", [b"r2"]), kept=None, token=tok, idempotency_key=None)
         slot = redis_client.keyslot(K.game_key(gid))
         assert redis_client.keyslot(K.idem_key(gid, tok, "any-key")) == slot
+        assert redis_client.keyslot(K.log_key(gid)) == slot
         nodes.add(redis_client.get_node_from_key(K.game_key(gid)).port)
     assert len(nodes) == 3, "30 random games should land on all 3 masters"

@@ -10,21 +10,22 @@ from flask.views import MethodView
 
 from service import rules
 from service.rules import RoleKind
+from service.rules.log import By, Kind, Record, encode
 from service.store import IdempotentReplay, KeptResponse
-from service.store.tokens import new_token
 
 from .. import examples
 from ..caching import CachePolicy, cache_policy
 from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
-from ..gameplay import commit, ever_dealt, load_game
+from ..gameplay import commit, ever_dealt, load_game, now_ms
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
-from ..problems import storage_full
+from ..problems import ApiError, storage_full
 from ..store_access import store
 from ..web import json_response
+from . import creation
 from .schemas import (
     ActionResultSchema,
     CreatedGameSchema,
@@ -68,36 +69,22 @@ class Games(MethodView):
             raise IdempotentReplay(kept)
         if store().memory.full(settings().storage_full_percent):
             raise storage_full()
-        if "position" in body:
-            state = rules.import_position(body["position"])
-        else:
-            state = rules.new_game(
-                body["players"],
-                body.get("preset", "standard"),
-                body.get("options"),
-                body.get("seed"),
-            )
-        seat_tokens = [new_token() for _ in state.players]
-        host_token = new_token()
+        game = creation.build(body)
+        records = [encode(step.record, game.table.created_ms, 0) for step in game.applied]
         game_id = store().create(
-            rules.dumps(state), host_token, seat_tokens, dealt=ever_dealt(state)
+            rules.dumps(game.state),
+            game.host_token,
+            game.seat_digests,
+            records,
+            table=orjson.dumps(game.table.to_json()),
+            dealt=ever_dealt(game.state),
         )
-        created = {
-            "game_id": game_id,
-            "version": 1,
-            "status": state.status,
-            "seats": [
-                {"seat": i, "name": name, "token": tok}
-                for i, (name, tok) in enumerate(zip(state.players, seat_tokens, strict=True))
-            ],
-            "host_token": host_token,
-            "rules": state.rules.to_json(),
-        }
-        payload = orjson.dumps(created)
+        payload = orjson.dumps(creation.created_body(game_id, game))
         if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
             # A concurrent request with the same key won; the game made here just expires.
             raise IdempotentReplay(first)
-        return json_response(payload, 201, version=1, headers={"Location": game_url(game_id)})
+        headers = {"Location": game_url(game_id)}
+        return json_response(payload, 201, version=len(game.applied), headers=headers)
 
 
 @blp.route("/<string:game_id>")
@@ -122,7 +109,9 @@ class Deal(MethodView):
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Host only: deal the next round (409 while a round runs or after the last)."""
         g = load_game(game_id, RoleKind.HOST, mutating=True)
-        return commit(g, rules.deal)
+        if not g.table.full:
+            raise ApiError(409, "seats_open", "Every seat must be taken before the deal.")
+        return commit(g, rules.deal, Record(Kind.DEAL, By.HOST, now_ms()))
 
 
 @blp.route("/<string:game_id>/legal-moves")

@@ -6,7 +6,10 @@ from typing import Any
 
 import marshmallow as ma
 
+from service.bots.registry import BOTS
 from service.rules import MAX_NAME_LENGTH, MAX_SEED, PRESETS, Status
+from service.rules.options import valid_name
+from service.table import MAX_TURN_SECONDS
 
 from ..fields import ResponseSchema, StrictInt, out_tile
 
@@ -15,13 +18,72 @@ from ..fields import ResponseSchema, StrictInt, out_tile
 MAX_LISTED_PLAYERS = 20
 
 
+_NAME_RULE = f"a name is 1 to {MAX_NAME_LENGTH} printable characters"
+_SEAT_SHAPES = 'a name, {"name": ...}, {"name": ..., "bot": <level>} or {"open": true}'
+
+
+class SeatField(ma.fields.Field):  # type: ignore[type-arg]
+    """A seat of ``players``: a person's name, ``{"name"}``, a server bot
+    ``{"name", "bot"}``, or an open seat ``{"open": true}``; always parsed to the object form."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        seat = {"name": value} if isinstance(value, str) else value
+        if not isinstance(seat, dict) or set(seat) not in ({"name"}, {"name", "bot"}, {"open"}):
+            raise ma.ValidationError(f"a seat is {_SEAT_SHAPES}")
+        if "open" in seat:
+            if seat["open"] is not True:
+                raise ma.ValidationError('an open seat is {"open": true}')
+            return seat
+        if not valid_name(seat["name"]):
+            raise ma.ValidationError(_NAME_RULE)
+        if "bot" in seat and (not isinstance(seat["bot"], str) or seat["bot"] not in BOTS):
+            raise ma.ValidationError(f"unknown bot level; the levels are {', '.join(BOTS)}")
+        return seat
+
+
+SEAT_SCHEMA = {
+    "oneOf": [
+        {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
+                "bot": {"type": "string", "enum": list(BOTS)},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"open": {"const": True}},
+            "required": ["open"],
+            "additionalProperties": False,
+        },
+    ]
+}
+
+
 class CreateGameSchema(ma.Schema):
-    """Either ``players`` (with optional ``preset``, ``options``, ``seed``) or ``position``."""
+    """Either ``players`` (with optional ``preset``, ``options``, ``seed`` and the table options)
+    or ``position``."""
 
     players = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(1, MAX_NAME_LENGTH)),
+        SeatField(metadata=SEAT_SCHEMA),
         validate=ma.validate.Length(1, MAX_LISTED_PLAYERS),
-        metadata={"description": "player names, seat 0 first", "example": ["ann", "bo", "cy"]},
+        metadata={
+            "description": f"the seats, seat 0 first: each {_SEAT_SHAPES}",
+            "example": ["ann", {"name": "cpu", "bot": "planner"}, {"open": True}],
+        },
+    )
+    auto_deal = ma.fields.Boolean(
+        metadata={"description": "deal each round by itself once every seat is filled"}
+    )
+    turn_seconds = StrictInt(
+        validate=ma.validate.Range(0, MAX_TURN_SECONDS),
+        metadata={
+            "description": "a person's time per turn (0: no clock); a late turn is played as "
+            "the planner bot would"
+        },
     )
     preset = ma.fields.String(
         validate=ma.validate.Length(1, 40),
@@ -56,7 +118,20 @@ class CreateGameSchema(ma.Schema):
 class SeatTokenSchema(ResponseSchema):
     seat = ma.fields.Integer(required=True)
     name = ma.fields.String(required=True)
-    token = ma.fields.String(required=True, metadata={"description": "secret: this seat only"})
+    token = ma.fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "secret: this seat only (null for bot and open seats)"},
+    )
+    bot = ma.fields.String(required=True, allow_none=True)
+    invite = ma.fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "an open seat's invite code, for POST /join (once)"},
+    )
+    invite_url = ma.fields.String(
+        required=True, allow_none=True, metadata={"description": "a link to share the invite"}
+    )
 
 
 class RulesSchema(ResponseSchema):
@@ -81,6 +156,17 @@ class PlayerSchema(ResponseSchema):
     hand_size = ma.fields.Integer(required=True)
     score = ma.fields.Integer(required=True)
     marked = ma.fields.Boolean(required=True)
+    bot = ma.fields.String(required=True, allow_none=True, metadata={"description": "bot level"})
+    open = ma.fields.Boolean(required=True, metadata={"description": "waiting for a player"})
+
+
+class ClockSchema(ResponseSchema):
+    turn_seconds = ma.fields.Integer(required=True, metadata={"description": "0: no clock"})
+    deadline = ma.fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "RFC 3339 time the current turn runs out (null: none)"},
+    )
 
 
 class TrainSchema(ResponseSchema):
@@ -108,6 +194,7 @@ class GameViewSchema(ResponseSchema):
     open_doubles = ma.fields.List(ma.fields.String(), required=True)
     boneyard_size = ma.fields.Integer(required=True)
     rules = ma.fields.Nested(RulesSchema, required=True)
+    clock = ma.fields.Nested(ClockSchema, required=True)
     hand = ma.fields.List(out_tile(), metadata={"description": "only for the caller's seat"})
 
 

@@ -9,11 +9,12 @@ from flask.views import MethodView
 
 from service import rules
 from service.rules import Action, RoleKind
+from service.rules.log import By, Record
 
 from .. import examples
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER
-from ..gameplay import commit, load_game
+from ..gameplay import commit, load_game, now_ms
 from ..games.schemas import ActionResultSchema, EmptySchema
 from ..parsing import Blueprint
 from .schemas import MoveSchema, PlaySchema
@@ -35,7 +36,8 @@ def act(game_id: str, move: dict[str, Any]) -> Response:
     g = load_game(game_id, RoleKind.SEAT, mutating=True)
     seat = g.seat
     assert seat is not None  # load_game checked the role
-    return commit(g, lambda state: rules.apply(state, seat, parsed))
+    record = Record.of_move(parsed, seat, By.PLAYER, now_ms())
+    return commit(g, lambda state: rules.apply(state, seat, parsed), record)
 
 
 def action_doc(example: dict[str, Any] | None = None) -> Any:

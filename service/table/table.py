@@ -1,0 +1,104 @@
+"""The table of one game: seats, options and the turn clock, kept beside the engine state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from service.rules import GameState, Status
+from service.rules.events import Event
+
+#: The turn clock's range in seconds (0 is no clock); tests may lower the minimum by a setting.
+MIN_TURN_SECONDS = 5
+MAX_TURN_SECONDS = 86400
+
+# A turn begins with either of these events: the clock restarts for the seat now on turn.
+_TURN_STARTS = frozenset({"turn_passed", "round_started"})
+
+
+class SeatKind(StrEnum):
+    PERSON = "person"
+    BOT = "bot"
+    OPEN = "open"
+
+
+@dataclass
+class Seat:
+    """``invite`` is the digest of an open seat's invite (never the invite itself)."""
+
+    kind: SeatKind
+    bot: str | None = None
+    invite: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "bot": self.bot, "invite": self.invite}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Seat:
+        return cls(SeatKind(obj["kind"]), obj.get("bot"), obj.get("invite", ""))
+
+
+@dataclass
+class Table:
+    seats: list[Seat]
+    auto_deal: bool = False
+    turn_seconds: int = 0
+    deadline_ms: int | None = None
+    used_invites: list[str] = field(default_factory=list)
+    created_ms: int = 0  # log times are kept relative to it
+
+    @classmethod
+    def of_people(cls, n: int) -> Table:
+        return cls([Seat(SeatKind.PERSON) for _ in range(n)])
+
+    @property
+    def full(self) -> bool:
+        return all(seat.kind != SeatKind.OPEN for seat in self.seats)
+
+    def is_bot(self, seat: int) -> bool:
+        return self.seats[seat].kind == SeatKind.BOT
+
+    def overdue(self, now_ms: int) -> bool:
+        return self.deadline_ms is not None and now_ms >= self.deadline_ms
+
+    def restart_clock(self, state: GameState, events: list[Event], now_ms: int) -> None:
+        """After a change: a person's (or open seat's) new turn gets a fresh deadline; a bot's
+        turn, or no turn at all, has none; a turn that goes on keeps its deadline."""
+        turn = state.turn
+        if (
+            not self.turn_seconds
+            or state.status != Status.IN_ROUND
+            or turn is None
+            or self.is_bot(turn)
+        ):
+            self.deadline_ms = None
+        elif self.deadline_ms is None or any(e["type"] in _TURN_STARTS for e in events):
+            self.deadline_ms = now_ms + self.turn_seconds * 1000
+
+    def seat_of_invite(self, digest: str) -> int | None:
+        for number, seat in enumerate(self.seats):
+            if seat.kind == SeatKind.OPEN and seat.invite and seat.invite == digest:
+                return number
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seats": [seat.to_json() for seat in self.seats],
+            "auto_deal": self.auto_deal,
+            "turn_seconds": self.turn_seconds,
+            "deadline_ms": self.deadline_ms,
+            "used_invites": self.used_invites,
+            "created_ms": self.created_ms,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Table:
+        return cls(
+            [Seat.from_json(s) for s in obj["seats"]],
+            bool(obj.get("auto_deal")),
+            int(obj.get("turn_seconds", 0)),
+            obj.get("deadline_ms"),
+            list(obj.get("used_invites", [])),
+            int(obj.get("created_ms", 0)),
+        )
