@@ -73,6 +73,15 @@ def test_no_function_in_service_is_longer_than_60_lines() -> None:
             "strategies see the rules and the standard library only",
         ),
         (
+            "service.table",
+            lambda name: (
+                _within(name, "service.rules")
+                or _within(name, "service.bots")
+                or name.partition(".")[0] in sys.stdlib_module_names
+            ),
+            "a table decides over the rules and the bot strategies alone",
+        ),
+        (
             "service.store",
             lambda name: not _within(name, "service.api"),
             "the store knows nothing of HTTP",
