@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from service.rules.rng import SplitMix64
+from service.rules.rng import SecretStream, SplitMix64
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -173,6 +173,22 @@ def test_s13_documented_deal_vectors_match_the_engine() -> None:
         else:
             n = int(re.fullmatch(r"below\((\d+)\)", what).group(1))  # type: ignore[union-attr]
             assert [rng.below(n) for _ in numbers] == numbers
+
+
+def test_s13_documented_deal_secret_vectors_match_the_engine() -> None:
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    vectors = re.findall(
+        r"^seed (\d+), secret ([0-9a-f]{32}), round (\d+): (\S+)\s+(.+)$", text, re.MULTILINE
+    )
+    assert len(vectors) >= 2
+    for seed, secret, rnd, what, values in vectors:
+        stream = SecretStream(int(seed), secret, int(rnd))
+        numbers = [int(v, 0) for v in values.split()]
+        if what == "next()":
+            assert [stream.next() for _ in numbers] == numbers
+        else:
+            n = int(re.fullmatch(r"below\((\d+)\)", what).group(1))  # type: ignore[union-attr]
+            assert [stream.below(n) for _ in numbers] == numbers
 
 
 # --------------------------------------------------------------------------- the checks fail

@@ -14,7 +14,7 @@ import orjson
 
 from service.rules.errors import CorruptState
 from service.rules.options import OPTION_NAMES, rules_from_values
-from service.rules.rng import MAX_SEED
+from service.rules.rng import MAX_SEED, valid_secret
 from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Tile
 from service.rules.vocabulary import Status
@@ -29,6 +29,8 @@ _STATUSES: tuple[Status, ...] = (
     Status.ROUND_OVER,
     Status.GAME_OVER,
 )
+_FIELDS = 20  # the body's fields before the optional deal secret
+
 _STATUS_CODES: dict[str, int] = {status: code for code, status in enumerate(_STATUSES)}
 
 
@@ -76,6 +78,7 @@ def dumps(state: GameState) -> bytes:
         state.must_follow,
         state.consecutive_marks,
         state.winners,
+        state.deal_secret,
     ]
     return _HEADER + orjson.dumps(body)
 
@@ -90,6 +93,7 @@ def _check_bounds(state: GameState) -> None:
         and 0 <= state.tiles_played <= rules.tiles
         and 0 <= state.consecutive_marks <= state.n_players
         and 0 <= state.seed <= MAX_SEED
+        and (state.deal_secret is None or valid_secret(state.deal_secret))
         and all(len(s) <= rules.rounds and all(0 <= x <= top for x in s) for s in state.scores)
     ):
         raise CorruptState("stored game state holds a number beyond what the game can reach")
@@ -103,6 +107,8 @@ def loads(data: bytes) -> GameState:
         raise CorruptState(f"unknown game state encoding version {raw[:1]!r}")
     try:
         body: list[Any] = orjson.loads(raw[1:])
+        # States stored before deal secrets existed end at ``winners``: no secret.
+        secret = body.pop() if len(body) == _FIELDS + 1 else None
         (
             players,
             rule_values,
@@ -125,7 +131,7 @@ def loads(data: bytes) -> GameState:
             marks,
             winners,
         ) = body
-        state = GameState(players, rules_from_values(rule_values), seed)
+        state = GameState(players, rules_from_values(rule_values), seed, secret)
         state.status = _STATUSES[status]
         state.round = rnd
         state.engine = engine

@@ -31,7 +31,7 @@ from service.rules.options import (
     resolve_rules,
     valid_name,
 )
-from service.rules.rng import MAX_SEED, SplitMix64, random_seed
+from service.rules.rng import MAX_SEED, Shuffler, deal_stream, random_secret, random_seed
 from service.rules.state import GameState, advance
 from service.rules.tiles import (
     DRAW,
@@ -76,7 +76,8 @@ def new_game(
     options: Mapping[str, Any] | None = None,
     seed: int | None = None,
 ) -> GameState:
-    """A new game waiting for its first deal. ``seed=None`` picks (and stores) a random seed."""
+    """A new game waiting for its first deal. ``seed=None``: the server picks the randomness, a
+    random seed and a 128-bit deal secret (a chosen seed alone fixes every deal)."""
     if isinstance(players, str) or not isinstance(players, Sequence):
         raise InvalidRules("players must be a list of names")
     names = list(players)
@@ -88,8 +89,8 @@ def new_game(
         )
     rules = resolve_rules(preset, options, len(names))
     if seed is None:
-        seed = random_seed()
-    elif type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        return GameState(names, rules, random_seed(), random_secret())
+    if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise InvalidRules(f"seed must be an integer 0..{MAX_SEED}, not {seed!r}")
     return GameState(names, rules, seed)
 
@@ -109,7 +110,7 @@ def deal(state: GameState) -> list[Event]:
         raise IllegalMove("the game is over; every round has been played", code="game_over")
     r = state.round + 1
     engine = state.rules.set - (r - 1)
-    rng = SplitMix64.for_round(state.seed, r)
+    rng = deal_stream(state.seed, r, state.deal_secret)
     if state.rules.engine_source == EngineSource.FROM_HAND:
         hands, boneyard, starter, setup = _deal_from_hand(state, rng, r, engine)
     else:
@@ -130,7 +131,7 @@ def deal(state: GameState) -> list[Event]:
     return events
 
 
-def _deal_from_hand(state: GameState, rng: SplitMix64, r: int, engine: int) -> _Dealt:
+def _deal_from_hand(state: GameState, rng: Shuffler, r: int, engine: int) -> _Dealt:
     """Shuffle the whole set and deal; whoever holds the engine places it and starts."""
     n, h = state.n_players, state.rules.hand_size
     engine_tile = Tile(engine, engine)
@@ -157,7 +158,7 @@ def _deal_from_hand(state: GameState, rng: SplitMix64, r: int, engine: int) -> _
     return hands, boneyard, holder, setup
 
 
-def _deal_set_aside(state: GameState, rng: SplitMix64, engine: int) -> _Dealt:
+def _deal_set_aside(state: GameState, rng: Shuffler, engine: int) -> _Dealt:
     """Deal without the engine; the highest tile turned up from the boneyard starts (ties draw
     again), and those tiles are shuffled back in."""
     n, h = state.n_players, state.rules.hand_size

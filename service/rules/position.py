@@ -1,11 +1,12 @@
 """Position export/import (``mexican-train-position/1``, docs/rules.md §14) with §9 checks.
 
 Besides the core fields, an export carries extension fields so a mid-turn state (after a double,
-after a draw, during an opening chain) round-trips exactly: ``status``, ``seed``, ``starter``,
-``turn_state`` ``{drawn, tiles_played, must_follow}``, ``consecutive_marks`` and ``winners``.
+after a draw, during an opening chain) round-trips exactly: ``status``, ``seed``,
+``deal_secret``, ``starter``, ``turn_state`` ``{drawn, tiles_played, must_follow}``,
+``consecutive_marks`` and ``winners``.
 Import accepts documents without them: ``status`` defaults to ``in_round``, the turn state to the
 start of a turn, the mark count to 0, ``starter`` to null (the next ``from_hand`` engine search
-then starts at seat 0) and ``seed`` to a fresh random seed.
+then starts at seat 0) and ``seed`` to a fresh random seed with a fresh ``deal_secret``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from service.rules.options import (
     resolve_rules,
     valid_name,
 )
-from service.rules.rng import MAX_SEED, random_seed
+from service.rules.rng import MAX_SEED, SECRET_BYTES, random_secret, random_seed, valid_secret
 from service.rules.state import GameState, advance
 from service.rules.tiles import Tile, full_set, parse_tile
 from service.rules.vocabulary import MEXICAN, Opening, Status
@@ -51,6 +52,7 @@ def export_position(state: GameState) -> dict[str, Any]:
         "scores": [list(s) for s in state.scores],
         "status": state.status,
         "seed": state.seed,
+        "deal_secret": state.deal_secret,
         "starter": state.starter,
         "turn_state": {
             "drawn": state.drawn,
@@ -117,7 +119,8 @@ def import_position(doc: Any) -> GameState:
         raise _fail(f"'format' must be {FORMAT!r}")
     players = _players(doc)
     n = len(players)
-    state = GameState(players, _rules(doc, n), _seed(doc))
+    seed, secret = _seed_and_secret(doc)
+    state = GameState(players, _rules(doc, n), seed, secret)
     state.status = _status(doc)
     state.scores = _scores(doc, n, state.rules)
     state.starter = _starter(doc, n)
@@ -167,13 +170,19 @@ def _rules(doc: dict[str, Any], n: int) -> Rules:
         raise _fail(f"rules: {err}") from None
 
 
-def _seed(doc: dict[str, Any]) -> int:
-    seed = doc.get("seed")
+def _seed_and_secret(doc: dict[str, Any]) -> tuple[int, str | None]:
+    """The position's seed and deal secret; without a seed the server picks the randomness
+    (a fresh seed and secret), with a seed alone the deals follow from it."""
+    seed, secret = doc.get("seed"), doc.get("deal_secret")
     if seed is None:
-        return random_seed()
+        if secret is not None:
+            raise _fail("a 'deal_secret' goes with the 'seed' it was drawn with")
+        return random_seed(), random_secret()
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise _fail(f"'seed' must be an integer 0..{MAX_SEED}")
-    return seed
+    if secret is not None and not valid_secret(secret):
+        raise _fail(f"'deal_secret' must be {2 * SECRET_BYTES} lowercase hex digits or null")
+    return seed, secret
 
 
 def _status(doc: dict[str, Any]) -> Status:

@@ -12,11 +12,19 @@ Instead, for round ``r`` of a game with seed ``s``:
    swap item ``i`` with item ``below(i + 1)``.
 
 The set's tiles enter the shuffle in canonical order (``[0,0], [0,1], ... [N,N]``).
+
+A seed is for reproducing games; anyone who knows it knows every hand. A game whose randomness
+the server picks also gets a *deal secret* of 128 random bits (32 hex digits ``k``), and its
+numbers come from :class:`SecretStream` instead: output ``i`` (from 0) of round ``r`` is the
+first 8 bytes (big-endian) of ``SHA-256(b"mexican-train/2:" + str(s) + b":" + k + b":" + str(r)
++ b":" + str(i))``, used by steps 3 and 4 unchanged. SplitMix64's 64-bit state could be searched
+from one seen hand; this stream needs the 128-bit secret.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from typing import TypeVar
 
@@ -24,9 +32,30 @@ T = TypeVar("T")
 
 MASK64 = (1 << 64) - 1
 MAX_SEED = (1 << 63) - 1
+SECRET_BYTES = 16  # 128 bits: out of reach of any search
+_SECRET_RE = re.compile(f"[0-9a-f]{{{2 * SECRET_BYTES}}}")
 
 
-class SplitMix64:
+class Shuffler:
+    """Uniform indices and Fisher-Yates over a stream of 64-bit outputs (``next``)."""
+
+    __slots__ = ()
+
+    def next(self) -> int:
+        raise NotImplementedError
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``0 .. n-1`` (multiply-shift; bias below 2**-50 for n <= 190)."""
+        return (self.next() * n) >> 64
+
+    def shuffle(self, items: list[T]) -> None:
+        """Fisher-Yates in place, as documented in the module docstring."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+class SplitMix64(Shuffler):
     """SplitMix64: tiny, well known, and trivially re-implementable in any language."""
 
     __slots__ = ("state",)
@@ -46,15 +75,37 @@ class SplitMix64:
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
         return z ^ (z >> 31)
 
-    def below(self, n: int) -> int:
-        """A uniform integer in ``0 .. n-1`` (multiply-shift; bias below 2**-50 for n <= 190)."""
-        return (self.next() * n) >> 64
 
-    def shuffle(self, items: list[T]) -> None:
-        """Fisher-Yates in place, as documented in the module docstring."""
-        for i in range(len(items) - 1, 0, -1):
-            j = self.below(i + 1)
-            items[i], items[j] = items[j], items[i]
+class SecretStream(Shuffler):
+    """The numbers of one round of a game with a deal secret: SHA-256 in counter mode, so no
+    number of seen outputs reveals the secret or the next output."""
+
+    __slots__ = ("count", "prefix")
+
+    def __init__(self, seed: int, secret: str, round_no: int) -> None:
+        self.prefix = b"mexican-train/2:%d:%s:%d:" % (seed, secret.encode(), round_no)
+        self.count = 0
+
+    def next(self) -> int:
+        digest = hashlib.sha256(self.prefix + b"%d" % self.count).digest()
+        self.count += 1
+        return int.from_bytes(digest[:8], "big")
+
+
+def deal_stream(seed: int, round_no: int, secret: str | None) -> Shuffler:
+    """The numbers that deal round ``round_no``: from the seed alone, or with the deal secret."""
+    if secret is None:
+        return SplitMix64.for_round(seed, round_no)
+    return SecretStream(seed, secret, round_no)
+
+
+def random_secret() -> str:
+    """128 fresh random bits as 32 lowercase hex digits."""
+    return secrets.token_hex(SECRET_BYTES)
+
+
+def valid_secret(value: object) -> bool:
+    return isinstance(value, str) and _SECRET_RE.fullmatch(value) is not None
 
 
 def random_seed() -> int:

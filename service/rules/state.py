@@ -47,6 +47,7 @@ class GameState:
         "_legal",
         "boneyard",
         "consecutive_marks",
+        "deal_secret",
         "drawn",
         "ends",
         "engine",
@@ -70,11 +71,16 @@ class GameState:
         "winners",
     )
 
-    def __init__(self, players: list[str], rules: Rules, seed: int) -> None:
+    def __init__(
+        self, players: list[str], rules: Rules, seed: int, deal_secret: str | None = None
+    ) -> None:
         n = len(players)
         self.players: list[str] = players
         self.rules: Rules = rules
         self.seed: int = seed
+        # 32 hex digits mixed into every deal when the server picked the randomness; None when
+        # the seed alone fixes the deals (docs/rules.md §13). The host's position only.
+        self.deal_secret: str | None = deal_secret
         self.status: Status = Status.WAITING_DEAL
         self.round: int = 0
         self.engine: int | None = None
@@ -145,6 +151,7 @@ class GameState:
         new.players = list(self.players)
         new.rules = self.rules
         new.seed = self.seed
+        new.deal_secret = self.deal_secret
         new.status = self.status
         new.round = self.round
         new.engine = self.engine

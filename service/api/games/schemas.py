@@ -97,7 +97,14 @@ class CreateGameSchema(ma.Schema):
     )
     seed = StrictInt(
         validate=ma.validate.Range(0, MAX_SEED),
-        metadata={"description": "shuffle seed, for reproducible games"},
+        metadata={
+            "description": (
+                "shuffle seed, for reproducible games (tests, tournaments, analysis). Anyone who "
+                "knows or guesses the seed knows every hand and the boneyard: omit it for a game "
+                "with anything at stake, and the server draws the randomness itself (a 128-bit "
+                "deal secret that only the host's position shows)."
+            )
+        },
     )
     position = ma.fields.Dict(
         metadata={"description": "start from a `mexican-train-position/1` document instead"}
@@ -255,6 +262,17 @@ class PositionSchema(ResponseSchema):
     marked = ma.fields.List(ma.fields.Boolean(), required=True)
     open_doubles = ma.fields.List(ma.fields.String(), required=True)
     scores = ma.fields.List(ma.fields.List(ma.fields.Integer()), required=True)
+    seed = ma.fields.Integer(metadata={"description": "the game's seed (rules §13)"})
+    deal_secret = ma.fields.String(
+        allow_none=True,
+        metadata={
+            "description": (
+                "32 hex digits mixed into every deal when the server drew the randomness (null "
+                "when the seed alone fixes the deals); with the seed it reproduces the game. "
+                "Secret: whoever has it knows every future hand."
+            )
+        },
+    )
 
 
 class EmptySchema(ma.Schema):
