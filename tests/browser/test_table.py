@@ -10,7 +10,7 @@ from pathlib import Path
 import requests
 from playwright.sync_api import Page, expect
 
-from tests.browser.harness import PageLog
+from tests.browser.harness import PageLog, Pages
 from tests.browser.table import (
     Game,
     create_game,
@@ -148,3 +148,35 @@ def test_spectators_see_the_public_table(live_server: str, page: Page, page_log:
     expect(page.locator(".htile")).to_have_count(0)
     expect(page.locator(".player")).to_have_count(3)
     expect(page.locator(".train")).to_have_count(4)
+
+
+def test_keyboard_alone_plays_a_tile_on_a_narrow_phone(
+    live_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    page = new_page(viewport={"width": 390, "height": 844})
+    tolerate_pending_live_api(new_page.log(page), live_server)
+    game = create_game(live_server, {"players": ["ann", "bo", "cy"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    starter = game.api("GET")["turn"]
+    hold_seat(page, game, starter)
+    version = game.version()
+    # Nothing wider than the phone: every train scrolls inside its own row.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "390")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.matches('.htile.playable')"):
+            break
+    else:
+        raise AssertionError("Tab never reached a playable tile")
+    tile = page.evaluate("document.activeElement.dataset.tile")
+    page.keyboard.press("Enter")
+    # The focus moves on to a train the tile may go to; Enter plays it there.
+    assert page.evaluate("document.activeElement.matches('.train-target.legal')")
+    label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert label.startswith(f"Play {tile} on ")
+    page.keyboard.press("Enter")
+    wait_shown(page, version + 1)
+    hand = game.api("GET", "", game.tokens[starter])["hand"]
+    assert tile not in {f"{a}-{b}" for a, b in hand}
+    assert page.evaluate("document.activeElement.matches('.htile, button.action')")

@@ -59,10 +59,18 @@ class Table {
     });
     if (this.view.status !== "game_over") this.live.start(this.view.version);
     this.ticker = setInterval(() => this.tick(), 1000);
+    // Whether the last click came from the keyboard: then the focus follows the move.
+    this.keyboard = false;
     this.onKey = (event) => {
+      this.keyboard = true;
       if (event.key === "Escape" && this.selected) this.select(this.selected);
+      else this.onArrow(event);
+    };
+    this.onPointer = () => {
+      this.keyboard = false;
     };
     document.addEventListener("keydown", this.onKey);
+    document.addEventListener("pointerdown", this.onPointer);
   }
 
   stop() {
@@ -71,6 +79,7 @@ class Table {
     clearInterval(this.ticker);
     clearInterval(this.poller);
     document.removeEventListener("keydown", this.onKey);
+    document.removeEventListener("pointerdown", this.onPointer);
     delete this.app.dataset.version;
     delete this.app.dataset.status;
     connection("");
@@ -154,27 +163,52 @@ class Table {
     return this.legal.filter((m) => m.action === "play" && tileName(m.tile) === tileName(tile));
   }
 
-  select(tile) {
+  // A tile chosen from the keyboard (a click without a pointer) sends the focus on to the
+  // trains it can go to, so the next Enter plays it.
+  select(tile, byKeyboard = this.keyboard) {
     const same = this.selected && tileName(this.selected) === tileName(tile);
     this.selected = same ? null : tile;
     this.problem = "";
     this.render();
+    if (byKeyboard && this.selected) {
+      const target = this.app.querySelector(".train-target.legal") || this.app.querySelector(".train-target");
+      if (target) target.focus();
+    }
   }
 
-  choose(trainId) {
+  // Arrow keys walk along the hand and down the trains.
+  onArrow(event) {
+    const group = event.target.closest(".hand, .trains");
+    if (!group || !["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"].includes(event.key)) return;
+    const items = Array.from(group.querySelectorAll(".htile, .train-target"));
+    const index = items.indexOf(event.target);
+    if (index < 0) return;
+    const step = ["ArrowLeft", "ArrowUp"].includes(event.key) ? -1 : 1;
+    const next = items[(index + step + items.length) % items.length];
+    event.preventDefault();
+    next.focus();
+  }
+
+  choose(trainId, byKeyboard = this.keyboard) {
     if (!this.selected) {
       this.problem = "Choose a tile from your hand first, then the train to play it on.";
       this.render();
       return;
     }
-    this.act({ action: "play", tile: this.selected, train: trainId });
+    this.act({ action: "play", tile: this.selected, train: trainId }, byKeyboard);
   }
 
-  async act(move) {
+  async act(move, byKeyboard = this.keyboard) {
+    this.byKeyboard = byKeyboard;
     this.problem = "";
     try {
       const view = await game.move(this.gameId, this.token, move);
       this.selected = null;
+      if (this.byKeyboard) {
+        // Back to the hand for the next move (the tile just played leaves it).
+        const next = this.app.querySelector(".htile:not(.selected)") || this.app.querySelector(".htile");
+        if (next) next.focus();
+      }
       // The stream brings the entries this move made (bots' replies included) to show one by
       // one; without a stream, show where they led.
       if (!this.live || !this.live.connected) {
@@ -216,9 +250,12 @@ class Table {
       this.felt(),
       this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
       this.logPanel());
-    if (focused) {
-      const again = this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-      if (again) again.focus();
+    for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
+    const again = focused && this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+    else if (focused && this.byKeyboard) {
+      const first = this.app.querySelector(".htile, button.action:enabled");
+      if (first) first.focus();
     }
   }
 
