@@ -39,40 +39,40 @@ def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
     """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``.
 
     ``hand`` must be sorted (it is the cache key). Depth-first search over trails with a node
-    budget; domino hands are sparse graphs, so the budget is almost never reached.
+    budget; domino hands are sparse graphs, so the budget is almost never reached. Each pip's
+    list holds (tile index, the pip left open, pips) so the search does no tile arithmetic: it
+    runs inside the ``hard`` bot's roll-outs.
     """
-    by_pip: dict[int, list[int]] = {}
+    steps: dict[int, list[tuple[int, int, int]]] = {}
     for i, (a, b) in enumerate(hand):
-        by_pip.setdefault(a, []).append(i)
+        steps.setdefault(a, []).append((i, b, a + b))
         if b != a:
-            by_pip.setdefault(b, []).append(i)
-    best: list[TileT] = []
-    best_key: tuple[int, int] = (0, 0)
-    path: list[TileT] = []
+            steps.setdefault(b, []).append((i, a, a + b))
+    best: list[int] = []
+    best_count, best_total = 0, 0
+    path: list[int] = []
     used = [False] * len(hand)
-    budget = [_SEARCH_BUDGET]
+    budget = _SEARCH_BUDGET
 
     def dfs(at: int, count: int, total: int) -> None:
-        nonlocal best, best_key
-        key = (count, total)
-        if key > best_key:
-            best_key = key
-            best = list(path)
-        if budget[0] <= 0:
+        nonlocal best, best_count, best_total, budget
+        if count > best_count or (count == best_count and total > best_total):
+            best_count, best_total = count, total
+            best = path[:]
+        if budget <= 0:
             return
-        budget[0] -= 1
-        for i in by_pip.get(at, ()):
+        budget -= 1
+        for i, nxt, pips_ in steps.get(at, ()):
             if used[i]:
                 continue
-            tile = hand[i]
             used[i] = True
-            path.append(tile)
-            dfs(other_end(tile, at), count + 1, total + tile[0] + tile[1])
+            path.append(i)
+            dfs(nxt, count + 1, total + pips_)
             path.pop()
             used[i] = False
 
     dfs(end, 0, 0)
-    return tuple(best)
+    return tuple(hand[i] for i in best)
 
 
 @dataclass(frozen=True)

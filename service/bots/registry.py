@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Callable
 
 from service.bots.base import Bot
+from service.bots.hard import HardBot
 from service.bots.planner import PlannerBot
 from service.bots.simple import GreedyBot, RandomBot
 
@@ -13,6 +14,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "planner": PlannerBot,
+    "hard": HardBot,
 }
 
 

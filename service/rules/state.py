@@ -20,6 +20,8 @@ __all__ = ["MEXICAN", "TRAIN_MEMORY", "GameState", "advance"]
 #: decide its open end and follow count.
 TRAIN_MEMORY = 3
 
+_copy = list.copy
+
 
 def advance(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
     """A train's (open end, follow count) after ``placed`` (oriented) joins it.
@@ -146,7 +148,9 @@ class GameState:
         return [sum(s) for s in self.scores]
 
     def copy(self) -> GameState:
-        """A cheap structural copy (tiles and rules are immutable and shared)."""
+        """A cheap structural copy (tiles and rules are immutable and shared). ``map`` with
+        ``list.copy`` copies the nested lists without a Python frame per list: the ``hard``
+        bot copies a state per roll-out."""
         new = GameState.__new__(GameState)
         new.players = list(self.players)
         new.rules = self.rules
@@ -157,16 +161,16 @@ class GameState:
         new.engine = self.engine
         new.starter = self.starter
         new.turn = self.turn
-        new.hands = [list(h) for h in self.hands]
-        new.index = [[list(p) for p in by_pip] for by_pip in self.index]
+        new.hands = list(map(_copy, self.hands))
+        new.index = [list(map(_copy, by_pip)) for by_pip in self.index]
         new.boneyard = list(self.boneyard)
-        new.trains = [list(t) for t in self.trains]
+        new.trains = list(map(_copy, self.trains))
         new.ends = list(self.ends)
         new.pending = list(self.pending)
         new.marked = list(self.marked)
         new.opened = list(self.opened)
         new.open_doubles = list(self.open_doubles)
-        new.scores = [list(s) for s in self.scores]
+        new.scores = list(map(_copy, self.scores))
         new.tiles_played = self.tiles_played
         new.drawn = self.drawn
         new.must_follow = self.must_follow

@@ -1,0 +1,79 @@
+"""The hard bot decides from its seat's view alone: hidden tiles cannot change its choice."""
+
+from __future__ import annotations
+
+import random
+
+from service.bots.hard import HardBot
+from service.bots.planner import PlannerBot
+from service.rules import (
+    GameState,
+    apply,
+    deal,
+    export_position,
+    game_view,
+    legal_moves,
+    new_game,
+)
+
+
+def a_choice(seed: int) -> GameState:
+    """A 4-player standard game played by planners until the seat on turn has 3+ plays."""
+    state = new_game(["a", "b", "c", "d"], seed=seed)
+    deal(state)
+    planner = PlannerBot()
+    for _ in range(2000):
+        if state.status != "in_round":
+            deal(state)
+        seat = state.turn
+        assert seat is not None
+        moves = legal_moves(state, seat)
+        if len(moves) >= 3 and state.opened[seat]:
+            return state
+        apply(state, seat, planner.choose(game_view(state, seat), moves))
+    raise AssertionError("no position with a real choice")
+
+
+def rehide(state: GameState, seat: int, rng: random.Random) -> GameState:
+    """The same game for ``seat``, every tile it cannot see dealt afresh (and another seed)."""
+    twin = state.copy()
+    others = [s for s in range(state.n_players) if s != seat]
+    hidden = [t for s in others for t in twin.hands[s]] + twin.boneyard
+    rng.shuffle(hidden)
+    for s in others:
+        size = len(twin.hands[s])
+        twin.hands[s], hidden = sorted(hidden[:size]), hidden[size:]
+    twin.boneyard = hidden
+    twin.reindex()
+    twin.seed = state.seed + 1
+    return twin
+
+
+def test_the_decision_ignores_what_the_seat_cannot_see() -> None:
+    rng = random.Random(5)
+    decided = 0
+    for seed in range(6):
+        state = a_choice(seed)
+        seat = state.turn
+        assert seat is not None
+        twin = rehide(state, seat, rng)
+        assert export_position(twin)["hands"] != export_position(state)["hands"]
+        view, twin_view = game_view(state, seat), game_view(twin, seat)
+        assert view == twin_view
+        moves, twin_moves = legal_moves(state, seat), legal_moves(twin, seat)
+        assert moves == twin_moves
+        choice = HardBot(seed=seed, rollouts=48).choose(view, moves)
+        assert HardBot(seed=seed, rollouts=48).choose(twin_view, twin_moves) == choice
+        assert choice in moves
+        decided += 1
+    assert decided == 6
+
+
+def test_the_seed_fixes_the_decision_and_the_search_uses_it() -> None:
+    """Same seed, same choice (the roll-out budget is a count, not a time)."""
+    state = a_choice(3)
+    seat = state.turn
+    assert seat is not None
+    view, moves = game_view(state, seat), legal_moves(state, seat)
+    first = [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)]
+    assert [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)] == first
