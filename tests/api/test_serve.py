@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import subprocess
@@ -12,7 +13,26 @@ from pathlib import Path
 import requests
 
 from service.launch.redis_server import free_port
+from service.launch.serve import bind_address
 from tests.servers import ROOT
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses with a socket listening on ``port`` (from /proc/net/tcp)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+            found.add(str(ipaddress.IPv4Address(int(address, 16).to_bytes(4, "little"))))
+    return found
+
+
+def test_bind_address_is_loopback_unless_host_says_otherwise() -> None:
+    assert bind_address({}) == "127.0.0.1:8000"
+    assert bind_address({"PORT": "9000"}) == "127.0.0.1:9000"
+    assert bind_address({"HOST": "0.0.0.0", "PORT": "9000"}) == "0.0.0.0:9000"
+    assert bind_address({"HOST": "0.0.0.0", "BIND": "unix:/tmp/s"}) == "unix:/tmp/s"
 
 
 def test_serve_with_embedded_redis(tmp_path: Path) -> None:
@@ -32,6 +52,8 @@ def test_serve_with_embedded_redis(tmp_path: Path) -> None:
             assert proc.poll() is None, "serve exited early"
             assert time.monotonic() < deadline, "serve did not become ready"
             time.sleep(0.2)
+        # Without HOST, only this machine can connect.
+        assert listening_addresses(port) == {"127.0.0.1"}
         r = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)
         assert r.status_code == 201
         assert (tmp_path / "redis.sock").exists()
