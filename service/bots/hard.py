@@ -8,14 +8,15 @@ better; a game is won on the lowest total). Every candidate meets the same sampl
 numbers), so the comparison is not blurred by luck of the deal.
 
 The budget is a number of roll-outs, not a time, so a seed fixes every decision on every
-machine and in-process games match their HTTP twins. Successive halving spends it well: all
-candidates get a first round of samples, then the better half gets more, and so on.
+machine and in-process games match their HTTP twins. Successive halving spends it well: each
+round gives an equal share of the budget to the candidates still in, then drops the worse half,
+so the close calls get the most samples.
 """
 
 from __future__ import annotations
 
-from service.bots.base import View, canonical
-from service.bots.planner import best_chain
+from service.bots.base import View, canonical, is_opening
+from service.bots.planner import PlannerBot, best_chain
 from service.rules import (
     Action,
     GameState,
@@ -78,23 +79,28 @@ def result(state: GameState, seat: int) -> float:
 class HardBot:
     name = "hard"
 
-    def __init__(self, seed: int | None = None, rollouts: int = 160, first: int = 8) -> None:
+    def __init__(self, seed: int | None = None, rollouts: int = 160, least: int = 4) -> None:
         self.rng = sampling_rng(seed)
-        self.rollouts = rollouts  # the decision's budget
-        self.first = first  # samples per candidate in the first round of halving
+        self.rollouts = rollouts  # the decision's budget (exceeded only to give ``least``)
+        self.least = least  # samples per candidate and round, at the least
+        self.opening = PlannerBot()
 
     def choose(self, view: View, moves: list[Move]) -> Move:
         ordered = canonical(moves)
         if len(ordered) == 1:
             return ordered[0]
+        if is_opening(view):
+            # Lay the longest chain whole (the planner's opening): it is what wins most, and
+            # searching it would cost the longest roll-outs of the round for little gain.
+            return self.opening.choose(view, moves)
         seat_view = SeatView.from_game_view(view)
         seat = seat_view.seat
         candidates = ordered
         totals = {move: 0.0 for move in candidates}
-        budget = self.rollouts
-        per = self.first
-        while len(candidates) > 1 and budget >= len(candidates):
-            per = min(per, budget // len(candidates))
+        # Successive halving: each round spends an equal share of the budget on the survivors.
+        share = self.rollouts // max(1, (len(candidates) - 1).bit_length())
+        while len(candidates) > 1:
+            per = max(self.least, share // len(candidates))
             worlds = [sample_state(seat_view, self.rng) for _ in range(per)]
             for move in candidates:
                 for world in worlds:
@@ -102,8 +108,6 @@ class HardBot:
                     apply(trial, seat, move)
                     rollout(trial)
                     totals[move] += result(trial, seat)
-            budget -= per * len(candidates)
             # The survivors have all met the same samples, so their totals compare.
             candidates = sorted(candidates, key=lambda m: totals[m])[: (len(candidates) + 1) // 2]
-            per *= 2
         return min(candidates, key=lambda m: totals[m])
