@@ -6,6 +6,7 @@ import random
 
 from service.bots.hard import HardBot
 from service.bots.planner import PlannerBot
+from service.client import Client
 from service.rules import (
     GameState,
     apply,
@@ -15,6 +16,7 @@ from service.rules import (
     legal_moves,
     new_game,
 )
+from service.tournament.runner import game_specs, play_http, play_local
 
 
 def a_choice(seed: int) -> GameState:
@@ -77,3 +79,13 @@ def test_the_seed_fixes_the_decision_and_the_search_uses_it() -> None:
     view, moves = game_view(state, seat), legal_moves(state, seat)
     first = [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)]
     assert [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)] == first
+
+
+def test_over_http_it_plays_the_same_game_as_in_process(live_server: str) -> None:
+    """It decides from the view the API serves exactly as from the in-process one."""
+    specs = game_specs(["hard", "planner", "greedy"], 1, base_seed=31, options={"rounds": 1})
+    with Client(live_server) as client:
+        remote = play_http(client, specs[0], record=True)
+    local = play_local(specs[0], record=True)
+    assert remote.move_log == local.move_log
+    assert (remote.rounds, remote.winners) == (local.rounds, local.winners)
