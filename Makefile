@@ -66,8 +66,9 @@ bench-api: install
 	$(PY) -m bench.bench_api
 
 .PHONY: bench-bots
+# e.g. BENCH_BOTS_ARGS="--hard-games 200 --results var/bench/bots.jsonl --minutes 30 --skip-http"
 bench-bots: install
-	$(PY) -m bench.bench_bots
+	$(PY) -m bench.bench_bots $(BENCH_BOTS_ARGS)
 
 # The Dockerfile built with buildah and run (tests/image/image.py says how); part of `make test`.
 test-image: install
