@@ -103,3 +103,48 @@ def play_turn_by_clicking(page: Page) -> str:
         button.click()
     wait_shown(page, before + 1)
     return done
+
+
+def game_of_page(page: Page, base: str) -> Game:
+    """The game the page shows (its id from the address; no tokens: the page keeps those)."""
+    game_id = page.url.split("#/game/", 1)[1]
+    return Game(base, game_id, "", [])
+
+
+def create_in_page(
+    page: Page, base: str, name: str, seats: list[str], *, rounds: str = "1", clock: str = "0"
+) -> Game:
+    """Fill the create form: ``seats`` holds, for each other seat, a bot level or "open"."""
+    page.goto(base + "/")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_label("Players").select_option(str(len(seats) + 1))
+    for index, kind in enumerate(seats, start=1):
+        if kind == "open":
+            page.get_by_label(f"Seat {index + 1} is").select_option("open")
+        else:
+            page.get_by_label(f"Seat {index + 1} bot level").select_option(kind)
+    page.get_by_label("Length").select_option(rounds)
+    page.get_by_label("Turn clock").select_option(clock)
+    page.get_by_role("button", name="Create game").click()
+    page.wait_for_url("**/#/game/*")
+    expect(page.locator("#app[data-version]")).to_be_visible()
+    return game_of_page(page, base)
+
+
+def record_shown_versions(page: Page) -> None:
+    """From now on the page keeps every version its table showed, in order."""
+    page.evaluate(
+        """() => {
+          const app = document.getElementById('app');
+          window.shownVersions = [Number(app.dataset.version)];
+          new MutationObserver(() => {
+            const v = Number(app.dataset.version);
+            const seen = window.shownVersions;
+            if (v !== seen[seen.length - 1]) seen.push(v);
+          }).observe(app, {attributes: true, attributeFilter: ['data-version']});
+        }"""
+    )
+
+
+def shown_versions(page: Page) -> list[int]:
+    return list(page.evaluate("window.shownVersions"))

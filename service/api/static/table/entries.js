@@ -99,6 +99,10 @@ function eventText(view, event) {
       return `Round ${event.round} is over${event.reason === "blocked" ? " (blocked)" : ""}`;
     case "game_over":
       return "The game is over";
+    case "seat_joined":
+      return `${event.name} took seat ${event.seat + 1}`;
+    case "seat_changed":
+      return event.open ? `Seat ${event.seat + 1} is open again` : `A ${event.bot} bot took over seat ${event.seat + 1}`;
     case "round_started":
       return `Round ${event.round} dealt: engine ${event.engine}-${event.engine}`;
     default:
@@ -111,8 +115,6 @@ const BY = { bot: " (bot)", clock: " (time ran out)", auto: "" };
 // One line per entry for the table's log, e.g. "cpu (bot): played 5-3 on the Mexican train".
 export function describe(view, entry) {
   const action = (entry.action && entry.action.action) || "";
-  if (action === "join") return `${entry.action.name || "A player"} took seat ${entry.action.seat + 1}`;
-  if (action === "seat") return `Seat ${entry.action.seat + 1} changed hands`;
   if (action === "create") return "Game created";
   const texts = (entry.events || []).map((event) => eventText(view, event)).filter(Boolean);
   if (action === "end_turn" && !texts.length) texts.push(`${playerOf(view, entry.seat).name} ended their turn`);

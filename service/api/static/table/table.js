@@ -58,6 +58,7 @@ class Table {
       onState: (state) => this.onStream(state),
     });
     if (this.view.status !== "game_over") this.live.start(this.view.version);
+    this.recentMoves();
     this.ticker = setInterval(() => this.tick(), 1000);
     // Whether the last click came from the keyboard: then the focus follows the move.
     this.keyboard = false;
@@ -71,6 +72,19 @@ class Table {
     };
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onPointer);
+  }
+
+  // The last few entries before this page opened, for its log (the stream brings the rest).
+  async recentMoves() {
+    try {
+      const page = await game.events(this.gameId, this.token || this.hostToken, Math.max(0, this.view.version - LOG_LINES));
+      const lines = page.entries.map((entry) => ({ version: entry.version, text: describe(this.view, entry) }));
+      const older = lines.filter((line) => line.text && !this.log.some((l) => l.version === line.version));
+      this.log = [...older, ...this.log].sort((a, b) => a.version - b.version).slice(-LOG_LINES);
+      this.render();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
   }
 
   stop() {
@@ -297,6 +311,12 @@ class Table {
     for (const p of openSeats) {
       const url = this.invites[p.seat];
       rows.push(url ? this.copyRow(`Invite for seat ${p.seat + 1}`, url) : h("p", {}, `Seat ${p.seat + 1} is open, waiting for its player.`));
+      if (this.hostToken) {
+        rows.push(h("button", {
+          type: "button", class: "button fill-bot", dataset: { seat: p.seat },
+          onclick: () => this.host(() => game.seat(this.gameId, this.hostToken, p.seat, { bot: "greedy" })),
+        }, `Give seat ${p.seat + 1} to a bot instead`));
+      }
     }
     rows.push(this.copyRow("Link for spectators", `${location.origin}/#/game/${encodeURIComponent(this.gameId)}`));
     const start = this.hostToken
