@@ -160,12 +160,13 @@ def redis_limits(settings: Settings) -> Limits:
 
 
 def register_blueprints(api: ProblemApi) -> None:
+    from .events.resources import blp as events_blp
     from .games.resources import blp as games_blp
     from .health.resources import blp as health_blp
     from .moves.resources import blp as moves_blp
     from .samples.resources import blp as samples_blp
 
-    for blp in (games_blp, moves_blp, samples_blp, health_blp):
+    for blp in (games_blp, moves_blp, events_blp, samples_blp, health_blp):
         api.register_blueprint(blp)
 
 

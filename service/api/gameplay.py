@@ -96,10 +96,13 @@ def not_found(game_id: str) -> ApiError:
     return ApiError(404, "game_not_found", f"There is no game {game_id!r} (or it expired).")
 
 
-def load_game(game_id: str, need: RoleKind | None = None, *, mutating: bool = False) -> Loaded:
+def load_game(
+    game_id: str, need: RoleKind | None = None, *, mutating: bool = False, query: bool = False
+) -> Loaded:
     """The game and the caller's role, after every check a request passes before the engine:
-    token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match."""
-    token = bearer_token()
+    token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match.
+    ``query``: the token may come as the ``access_token`` parameter."""
+    token = bearer_token(query=query)
     if need is not None and token is None:
         raise ApiError(
             401, "missing_token", "This request needs a bearer token.", headers=UNAUTHORIZED_HEADERS
@@ -119,6 +122,15 @@ def load_game(game_id: str, need: RoleKind | None = None, *, mutating: bool = Fa
         g = settle(g)
     g.if_match = check_if_match(g.record.version) if mutating else False
     return g
+
+
+def settle_overdue(game_id: str) -> None:
+    """Play the game's overdue turn, if it has one (the streams' ticker calls this)."""
+    record = store().load(game_id)
+    state = rules.loads(record.state)
+    g = Loaded(record, state, Role.HOST, None, None, False, table_of(record, state))
+    if g.table.overdue(now_ms()):
+        settle(g)
 
 
 def settle(g: Loaded) -> Loaded:

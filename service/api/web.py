@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from flask import Response, request
 
+from .caching import TOKEN_QUERY
 from .etag import set_etag
 from .problems import ApiError
 
@@ -32,14 +33,22 @@ def json_response(
     return resp
 
 
-def bearer_token() -> str | None:
-    """The token of ``Authorization: Bearer <token>``; another scheme is a 401."""
+def bearer_token(*, query: bool = False) -> str | None:
+    """The token of ``Authorization: Bearer <token>`` (or, with ``query``, of the
+    ``access_token`` parameter); another scheme is a 401."""
     header = request.headers.get("Authorization")
     if header is None:
+        if query and request.args.get(TOKEN_QUERY):
+            return _checked(request.args[TOKEN_QUERY])
         return None
     scheme, _, token = header.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_LENGTH:
+    if scheme.lower() != "bearer":
+        token = ""
+    return _checked(token.strip())
+
+
+def _checked(token: str) -> str:
+    if not token or len(token) > MAX_TOKEN_LENGTH:
         raise ApiError(
             401,
             "invalid_token",

@@ -337,6 +337,15 @@ class GameStore:
             raise GameNotFound(game_id)
         return int(version), list(records)
 
+    def versions_and_tables(self, game_ids: Sequence[str]) -> list[tuple[int | None, bytes | None]]:
+        """Each game's version and table, in one round trip per node (None: gone)."""
+        pipe = self.client.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.hmget(keys.game_key(game_id), "v", "x")
+        return [
+            (None if version is None else int(version), table) for version, table in pipe.execute()
+        ]
+
     def version(self, game_id: str) -> int | None:
         """The game's version, or None when it is gone (one HGET)."""
         raw = self.client.hget(keys.game_key(game_id), "v")

@@ -1,0 +1,166 @@
+"""One hub per process: the games its readers follow, each rebuilt once and shared by them all.
+
+Readers (streams and long-polls) never touch Redis themselves. They wait on a :class:`Feed`;
+one pub/sub connection per process hears every game's wake-up and wakes that feed's readers,
+and the feed reads only the records it has not seen yet, once for all of them. Pub/sub is only
+a wake-up: the log in Redis is the truth, and a ticker re-reads the version of every followed
+game each second, so a message lost in a reconnection costs at most a second. The same ticker
+plays overdue turns of followed games (the turn clock) within a second of their deadline.
+
+Threads here are greenlets under gunicorn's gevent worker (it patches ``threading``), so a
+waiting reader costs a greenlet, not a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import orjson
+import redis
+
+from service.rules.log import Entry, Replayer
+from service.store import GameStore
+from service.store.scripts import WAKEUP_CHANNEL
+
+log = logging.getLogger(__name__)
+
+#: How often the ticker re-reads followed games (missed wake-ups, turn clocks), in seconds.
+TICK_SECONDS = 1.0
+#: A feed nobody follows is kept this long for the next reader, then dropped.
+IDLE_SECONDS = 30.0
+#: Pause before the wake-up listener reconnects after Redis went away.
+RECONNECT_SECONDS = 1.0
+
+Settler = Callable[[str], None]
+
+
+class Feed:
+    """One game's entries as rebuilt in this process (unredacted), and its waiting readers."""
+
+    def __init__(self, game_id: str, store: GameStore) -> None:
+        self.game_id = game_id
+        self.store = store
+        self.replayer = Replayer()
+        self.entries: list[Entry] = []
+        self.known = 0  # the newest version this process heard of
+        self.deadline_ms: int | None = None
+        self.readers = 0
+        self.idle_since = time.monotonic()
+        self.changed = threading.Condition()
+        self._reading = threading.Lock()
+
+    def catch_up(self, *, force: bool = False) -> None:
+        """Read and rebuild the records this feed has not seen (one reader does it for all).
+
+        ``force`` reads even when no newer version was heard of: a request that follows the
+        caller's own write must see it, whichever instance applied it."""
+        with self._reading:
+            if not force and self.known <= len(self.entries):
+                return
+            version, records = self.store.log(self.game_id, len(self.entries))
+            for raw in records:
+                self.entries.append(self.replayer.feed(raw))
+            self.heard(version)
+
+    def heard(self, version: int) -> None:
+        with self.changed:
+            if version > self.known:
+                self.known = version
+                self.changed.notify_all()
+
+    def wait(self, after: int, timeout: float) -> bool:
+        """Block until a version newer than ``after`` is known, or ``timeout`` seconds."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.known > after, timeout)
+
+    def since(self, after: int) -> list[Entry]:
+        return self.entries[after:]
+
+
+class Hub:
+    """The feeds of one process, its wake-up listener and its ticker (started on first use)."""
+
+    def __init__(self, store: GameStore, settle: Settler) -> None:
+        self.store = store
+        self.settle = settle
+        self.feeds: dict[str, Feed] = {}
+        self._lock = threading.Lock()
+        self._started = False
+
+    @contextmanager
+    def follow(self, game_id: str) -> Iterator[Feed]:
+        """The game's feed, caught up, held for one reader."""
+        self._start()
+        with self._lock:
+            feed = self.feeds.get(game_id)
+            if feed is None:
+                feed = self.feeds[game_id] = Feed(game_id, self.store)
+            feed.readers += 1
+        try:
+            feed.catch_up(force=True)
+            yield feed
+        finally:
+            with self._lock:
+                feed.readers -= 1
+                feed.idle_since = time.monotonic()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._listen, name="wakeups", daemon=True).start()
+        threading.Thread(target=self._tick, name="ticker", daemon=True).start()
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                pubsub = self.store.client.pubsub(  # type: ignore[no-untyped-call]
+                    ignore_subscribe_messages=True
+                )
+                pubsub.subscribe(WAKEUP_CHANNEL)
+                while True:
+                    message = pubsub.get_message(timeout=TICK_SECONDS)
+                    if message is not None:
+                        self._wake(message["data"])
+            except (redis.RedisError, OSError) as err:
+                log.warning("wake-up listener reconnects: %s", type(err).__name__)
+                time.sleep(RECONNECT_SECONDS)
+
+    def _wake(self, data: bytes) -> None:
+        game_id, _, version = data.decode().partition(" ")
+        feed = self.feeds.get(game_id)
+        if feed is not None:
+            feed.heard(int(version))
+
+    def _tick(self) -> None:
+        while True:
+            time.sleep(TICK_SECONDS)
+            try:
+                self._refresh()
+            except (redis.RedisError, OSError) as err:
+                log.warning("ticker: %s", type(err).__name__)
+
+    def _refresh(self) -> None:
+        """Catch missed wake-ups, play overdue turns, drop feeds nobody follows."""
+        now = time.monotonic()
+        with self._lock:
+            for game_id, feed in list(self.feeds.items()):
+                if not feed.readers and now - feed.idle_since > IDLE_SECONDS:
+                    del self.feeds[game_id]
+            followed = [feed for feed in self.feeds.values() if feed.readers]
+        if not followed:
+            return
+        states = self.store.versions_and_tables([feed.game_id for feed in followed])
+        wall_ms = time.time_ns() // 1_000_000
+        for feed, (version, table) in zip(followed, states, strict=True):
+            if version is None:
+                continue
+            feed.heard(version)
+            deadline = orjson.loads(table).get("deadline_ms") if table else None
+            if deadline is not None and wall_ms >= deadline:
+                self.settle(feed.game_id)
