@@ -165,8 +165,9 @@ def register_blueprints(api: ProblemApi) -> None:
     from .health.resources import blp as health_blp
     from .moves.resources import blp as moves_blp
     from .samples.resources import blp as samples_blp
+    from .seats.resources import blp as seats_blp
 
-    for blp in (games_blp, moves_blp, events_blp, samples_blp, health_blp):
+    for blp in (games_blp, moves_blp, events_blp, seats_blp, samples_blp, health_blp):
         api.register_blueprint(blp)
 
 

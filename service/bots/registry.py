@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from service.bots.base import Bot
 from service.bots.hard import HardBot
@@ -16,6 +17,33 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "planner": PlannerBot,
     "hard": HardBot,
 }
+
+
+@dataclass(frozen=True)
+class Level:
+    """A bot level as ``GET /bots`` shows it. ``strength``: the win rate in 4-player
+    ``standard`` games against three ``random`` bots over ``strength_games`` games
+    (``make bench-bots``); None until measured."""
+
+    name: str
+    description: str
+    strength: float | None = None
+    strength_games: int = 0
+
+
+LEVELS: tuple[Level, ...] = (
+    Level("random", "Plays any legal move at random: a beginner."),
+    Level("greedy", "Plays its heaviest tile first, to cut the points left in its hand."),
+    Level(
+        "planner",
+        "Plans its hand into a long chain for its own train and plays doubles it can cover.",
+    ),
+    Level(
+        "hard",
+        "Samples the hands it cannot see and plays each candidate out to the round's end "
+        "(determinized Monte Carlo); the strongest and the slowest.",
+    ),
+)
 
 
 def is_known(name: str) -> bool:
