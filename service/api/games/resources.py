@@ -70,7 +70,8 @@ class Games(MethodView):
         if store().memory.full(settings().storage_full_percent):
             raise storage_full()
         game = creation.build(body)
-        records = [encode(step.record, game.table.created_ms, 0) for step in game.applied]
+        n = game.state.n_players
+        records = [encode(step.record, game.table.created_ms, n) for step in game.applied]
         game_id = store().create(
             rules.dumps(game.state),
             game.host_token,
