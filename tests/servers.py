@@ -29,11 +29,13 @@ def start_gunicorn(
     env: Mapping[str, str] | None = None,
     app: str = "service.api.wsgi:app",
     timeout: float = 30.0,
+    output: Path | None = None,
 ) -> Iterator[str]:
     """Run gunicorn with ``deploy/gunicorn.conf.py`` on 127.0.0.1; yields its base URL.
 
     Waits until ``/healthz`` answers, stops gunicorn (SIGTERM, then SIGKILL) on exit.
-    ``env`` adds variables (e.g. GAME_TTL_SECONDS); ``app`` serves another WSGI app.
+    ``env`` adds variables (e.g. GAME_TTL_SECONDS); ``app`` serves another WSGI app;
+    ``output``: a file that gets gunicorn's stdout and stderr (every log line).
     """
     port = port or free_port()
     full_env = {
@@ -44,11 +46,14 @@ def start_gunicorn(
         "LOG_LEVEL": "warning",
         **(env or {}),
     }
+    sink = output.open("ab") if output is not None else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), app],
         cwd=ROOT,
         env=full_env,
         stdin=subprocess.DEVNULL,
+        stdout=sink,
+        stderr=sink,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -73,3 +78,5 @@ def start_gunicorn(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if sink is not None:
+            sink.close()

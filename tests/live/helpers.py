@@ -67,3 +67,192 @@ def ndjson_entries(response: requests.Response) -> Iterator[dict[str, Any]]:
     for raw in response.iter_lines():
         if raw.strip():
             yield orjson.loads(raw)
+
+
+SSE = "text/event-stream"
+NDJSON = "application/x-ndjson"
+BETWEEN_ROUNDS = ("waiting_deal", "round_over")
+
+
+class Game:
+    """A created game: its id, host token and each seat's token (None for bot and open seats)."""
+
+    def __init__(self, created: dict[str, Any]) -> None:
+        self.created = created
+        self.id: str = created["game_id"]
+        self.host: str = created["host_token"]
+        self.tokens: list[str | None] = [seat["token"] for seat in created["seats"]]
+
+    def readers(self) -> dict[str, str | None]:
+        """Everyone who may follow the game, by name: the public, each person's seat, the host."""
+        found: dict[str, str | None] = {"public": None, "host": self.host}
+        for seat, token in enumerate(self.tokens):
+            if token is not None:
+                found[f"seat {seat}"] = token
+        return found
+
+    def seat_of(self, reader: str) -> int | None:
+        return int(reader.split()[1]) if reader.startswith("seat ") else None
+
+
+def view(base: str, gid: str, token: str | None = None) -> dict[str, Any]:
+    r = requests.get(f"{base}/api/v1/games/{gid}", headers=auth(token), timeout=TIMEOUT)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def play_people(bases: list[str], game: Game, rng: random.Random) -> dict[str, Any]:
+    """Play the game to its end from random instances: the host deals when a round is due
+    (unless the table deals by itself), each person's seat makes random legal moves."""
+    while True:
+        current = view(rng.choice(bases), game.id)
+        status = current["status"]
+        if status == "game_over":
+            return current
+        base = rng.choice(bases)
+        if status in BETWEEN_ROUNDS:
+            r = requests.post(
+                f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host), timeout=TIMEOUT
+            )
+            assert r.status_code == 200, r.text
+            continue
+        token = game.tokens[current["turn"]]
+        assert token is not None, "the turn waits on a person"
+        play_turn(base, game.id, token, rng)
+
+
+def is_end(entry: dict[str, Any]) -> bool:
+    return any(event["type"] == "game_over" for event in entry["events"])
+
+
+def follow_stream(
+    bases: list[str], gid: str, token: str | None, media: str, rng: random.Random
+) -> list[dict[str, Any]]:
+    """Every entry of a game through its SSE or NDJSON stream, hanging up after a random number
+    of entries and resuming on the next instance (SSE: ``Last-Event-ID``; NDJSON: ``after``),
+    until the server closes the stream after the game's last entry."""
+    got: list[dict[str, Any]] = []
+    turn = 0
+    while True:
+        base, turn = bases[turn % len(bases)], turn + 1
+        headers = {"Accept": media}
+        params: dict[str, Any] = {}
+        if token is not None:
+            params["access_token"] = token  # as an EventSource must send it
+        last = got[-1]["version"] if got else 0
+        if media == SSE and got:
+            headers["Last-Event-ID"] = str(last)
+            params["after"] = 0  # Last-Event-ID wins
+        else:
+            params["after"] = last
+        r = requests.get(
+            f"{base}/api/v1/games/{gid}/events",
+            params=params,
+            headers=headers,
+            stream=True,
+            timeout=TIMEOUT,
+        )
+        assert r.status_code == 200, r.text
+        assert r.headers["Content-Type"].startswith(media)
+        take = rng.randint(1, 25)
+        read = sse_entries(r) if media == SSE else ndjson_entries(r)
+        with r:
+            for entry in read:
+                got.append(entry)
+                if is_end(entry):
+                    assert next(read, None) is None, "the stream ends after the last entry"
+                    return got
+                take -= 1
+                if take == 0:
+                    break
+            else:
+                raise AssertionError("the stream closed before the game's last entry")
+
+
+def follow_pages(
+    bases: list[str], gid: str, token: str | None, rng: random.Random
+) -> list[dict[str, Any]]:
+    """Every entry of a game through JSON long-polls on random instances, until the last."""
+    got: list[dict[str, Any]] = []
+    while not got or not is_end(got[-1]):
+        last = got[-1]["version"] if got else 0
+        page = entries(rng.choice(bases), gid, token, after=last, wait=5)
+        got.extend(page["entries"])
+    return got
+
+
+def redacted(entry: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    """A host's (whole) entry as ``seat`` may see it: other seats' drawn tiles hidden."""
+    events = [
+        {"type": "tile_drawn", "seat": event["seat"]}
+        if event["type"] == "tile_drawn" and event["seat"] != seat
+        else event
+        for event in entry["events"]
+    ]
+    return {**entry, "events": events}
+
+
+MOVES = ("play", "draw", "mark", "end_turn")
+
+
+def history(base: str, gid: str, token: str | None = None) -> dict[str, Any]:
+    r = requests.get(f"{base}/api/v1/games/{gid}/history", headers=auth(token), timeout=TIMEOUT)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def score(base: str, gid: str) -> dict[str, Any]:
+    r = requests.get(f"{base}/api/v1/games/{gid}/score", timeout=TIMEOUT)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def rounds_of(doc: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """A history's entries cut into rounds: each list starts with the round's deal."""
+    rounds: list[list[dict[str, Any]]] = []
+    for entry in doc["entries"]:
+        if entry["action"]["action"] == "deal":
+            rounds.append([entry])
+        elif rounds:
+            rounds[-1].append(entry)
+    return rounds
+
+
+def assert_replays(base: str, gid: str) -> int:
+    """The finished game replays from its history: each round's deal position, imported through
+    ``POST /games``, with the round's moves applied through ``/moves`` (each answering the
+    events the original entry had, as the mover sees them), ends with the same scores.
+    Returns the number of moves replayed."""
+    doc = history(base, gid)
+    final = score(base, gid)
+    assert final["status"] == "game_over"
+    rounds = rounds_of(doc)
+    assert len(rounds) == final["rounds"]
+    replayed = 0
+    for number, entries_of_round in enumerate(rounds, 1):
+        deal, *rest = entries_of_round
+        copy = Game(create(base, position=deal["position"]))
+        for entry in rest:
+            if entry["action"]["action"] not in MOVES:
+                continue  # seat changes do not touch the engine
+            seat = entry["seat"]
+            r = requests.post(
+                f"{base}/api/v1/games/{copy.id}/moves",
+                json=entry["action"],
+                headers=auth(copy.tokens[seat]),
+                timeout=TIMEOUT,
+            )
+            assert r.status_code == 200, (entry, r.text)
+            assert r.json()["events"] == redacted(entry, seat)["events"], entry
+            replayed += 1
+        got = score(base, copy.id)
+        for mine, theirs in zip(got["players"], final["players"], strict=True):
+            assert mine["rounds"] == theirs["rounds"][:number]
+        if number == len(rounds):
+            assert got["status"] == "game_over"
+            assert got["totals"] == final["totals"]
+            assert got["winners"] == final["winners"]
+    return replayed
