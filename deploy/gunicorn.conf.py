@@ -30,6 +30,7 @@ legal-moves and refused POST /moves; each configuration 4 runs of 6 s, interleav
 - Hence two gthread workers per CPU, 2 threads each. Scale out with instances, not workers.
 """
 
+import gc
 import os
 import shutil
 import tempfile
@@ -70,6 +71,29 @@ keepalive = 5
 # Recycle workers now and then so a slow leak cannot grow without bound.
 max_requests = 20000
 max_requests_jitter = 2000
+
+# GUNICORN_POOL=streams: the pool nginx sends GET .../events to (SSE, NDJSON, long-polls). Its
+# gevent workers hold a waiting reader as a greenlet (gevent patches threading, so the events hub
+# runs on greenlets too), and each process has one Redis pub/sub connection for all its readers.
+# Chosen by measurement on this 2-CPU machine (docs/design.md, "Serving streams"): 2 gevent
+# workers held 2,000 SSE clients at a p99 of 16-18 ms; a thread per client (gthread) cost 40-80%
+# of the short requests' throughput. STREAM_WORKERS (default 2) and STREAM_CONNECTIONS (per
+# worker, default 20,000: gevent's default of 1,000 is met at 2,000 clients) size it.
+POOL = os.environ.get("GUNICORN_POOL", "api")
+if POOL == "streams":
+    worker_class = "gevent"
+    workers = int(os.environ.get("STREAM_WORKERS") or 2)
+    worker_connections = int(os.environ.get("STREAM_CONNECTIONS") or 20000)
+    bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8001')}"
+    # A stream lives as long as its game: recycling a worker would cut every stream it holds.
+    max_requests = 0
+    # Short requests share a process with thousands of waiting readers: a larger pool, still
+    # blocking (redis-py waits for a free connection instead of failing at once).
+    os.environ.setdefault("REDIS_POOL_SIZE", "64")
+    os.environ.setdefault("REDIS_POOL_TIMEOUT_MS", "1000")
+elif POOL != "api":
+    raise SystemExit(f"GUNICORN_POOL must be api or streams, not {POOL!r}")
+
 accesslog = os.environ.get("ACCESS_LOG") or None
 # When turned on, one JSON object per line (the app's own request line has more: route template,
 # game id, duration; this one has the bytes sent and what reached gunicorn).
@@ -97,6 +121,15 @@ _owned_metrics_dir = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
 if _owned_metrics_dir:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="mt-metrics-")
 _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+
+
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    """Move everything loaded so far out of the collector's sight, and collect the oldest
+    generation less often: with thousands of readers, full collections paused a streams worker
+    for 100-200 ms."""
+    gc.freeze()
+    if POOL == "streams":
+        gc.set_threshold(7000, 20, 100)
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]

