@@ -65,6 +65,10 @@ bench-engine: install
 bench-api: install
 	$(PY) -m bench.bench_api
 
+.PHONY: bench-streams
+bench-streams: install
+	$(PY) -m bench.bench_streams
+
 .PHONY: bench-bots
 # e.g. BENCH_BOTS_ARGS="--hard-games 200 --results var/bench/bots.jsonl --minutes 30 --skip-http"
 bench-bots: install
