@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -27,6 +28,7 @@ from .store_access import STORE_EXTENSION
 from .table_page import init_app as init_table_page
 
 API_PREFIX = "/api/v1"
+GAMES_PREFIX = API_PREFIX + "/games"
 SPEC_PATH = "api/v1/openapi.json"
 CORS_REQUEST_HEADERS = ", ".join(
     ("Authorization", "Content-Type", IF_MATCH, IF_NONE_MATCH, IDEMPOTENCY_KEY, REQUEST_ID_HEADER)
@@ -36,6 +38,26 @@ CORS_EXPOSED_HEADERS = ", ".join(
 )
 CORS_MAX_AGE_SECONDS = "600"
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+class ServiceFlask(Flask):
+    """Flask, remembering which callables are coroutine functions.
+
+    Flask asks ``inspect.iscoroutinefunction`` for every hook and view on every request (about
+    ten times per request here); the answer depends on the code object alone, so it is kept."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._is_coroutine: dict[Any, bool] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        code = getattr(func, "__code__", None)  # bound methods show their function's code
+        if code is None:
+            return super().ensure_sync(func)
+        known = self._is_coroutine.get(code)
+        if known is None:
+            known = self._is_coroutine[code] = inspect.iscoroutinefunction(func)
+        return self.async_to_sync(func) if known else func
 
 
 def spec_json(api: ProblemApi) -> bytes:
@@ -49,7 +71,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     serves any request."""
     settings = load_settings(config)
     # No catch-all /static route: each page serves its own files (see pages).
-    app = Flask(__name__, static_folder=None)
+    app = ServiceFlask(__name__, static_folder=None)
     app.config.update(
         API_TITLE="Mexican Train",
         API_VERSION="1",
@@ -128,15 +150,20 @@ def require_json_body() -> None:
 def vary_by_token(response: Response) -> Response:
     """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
     is the version alone: caches must key on Authorization too."""
-    if request.path.startswith(API_PREFIX + "/games"):
-        response.vary.add("Authorization")
+    if request.path.startswith(GAMES_PREFIX):
+        # Set directly: ``response.vary.add`` parses and rebuilds the header every time.
+        vary = response.headers.get("Vary")
+        if vary is None:
+            response.headers["Vary"] = "Authorization"
+        elif "authorization" not in (v.strip().lower() for v in vary.split(",")):
+            response.headers["Vary"] = f"{vary}, Authorization"
     return response
 
 
 def cors(response: Response) -> Response:
     """Browser front ends on other origins may call the API. Any origin: credentials are
     bearer tokens the page sends itself, never cookies."""
-    if not request.path.startswith(API_PREFIX) or "Origin" not in request.headers:
+    if "Origin" not in request.headers or not request.path.startswith(API_PREFIX):
         return response
     response.headers["Access-Control-Allow-Origin"] = "*"
     if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:

@@ -53,7 +53,9 @@ def cache_policy(policy: CachePolicy) -> Callable[[Callable[P, R]], Callable[P, 
 
 
 def carries_token() -> bool:
-    return "Authorization" in request.headers or TOKEN_QUERY in request.args
+    req = request._get_current_object()  # type: ignore[attr-defined]
+    # The query string is parsed only when there is one (most requests have none).
+    return "Authorization" in req.headers or bool(req.query_string and TOKEN_QUERY in req.args)
 
 
 def apply_policy(response: Response) -> Response:

@@ -178,13 +178,15 @@ def _role(record: GameRecord, token: str | None, need: RoleKind | None) -> Role:
 def change_of(
     g: Loaded, applied: Sequence[Applied], seat_digests: Sequence[bytes] | None = None
 ) -> Change:
-    """The store's change for ``applied``: new state, encoded records, table, seats."""
+    """The store's change for ``applied``: new state, encoded records, seats, and the table
+    only when it changed (most moves leave it as it was: nothing to send or store)."""
     created, n = g.table.created_ms, g.state.n_players
+    table = orjson.dumps(g.table.to_json())
     return Change(
         rules.dumps(g.state),
         [encode(step.record, created, n) for step in applied],
         seat_digests,
-        orjson.dumps(g.table.to_json()),
+        None if table == g.record.table else table,
     )
 
 
