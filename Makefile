@@ -69,6 +69,10 @@ bench-api: install
 bench-streams: install
 	$(PY) -m bench.bench_streams
 
+.PHONY: bench-tables
+bench-tables: install
+	$(PY) -m bench.bench_tables
+
 .PHONY: bench-bots
 # e.g. BENCH_BOTS_ARGS="--hard-games 200 --results var/bench/bots.jsonl --minutes 30 --skip-http"
 bench-bots: install
