@@ -19,6 +19,7 @@ class Stack:
     redis: RedisServer
     instances: list[Instance]
     nginx: Nginx
+    streams: list[Instance]
 
     @property
     def url(self) -> str:
@@ -27,24 +28,34 @@ class Stack:
 
 @contextmanager
 def build_stack(workdir: Path, env: Mapping[str, str] | None = None) -> Iterator[Stack]:
-    """Redis (AOF on, as in docker-compose), two instances with ``env`` added, nginx."""
+    """Redis (AOF on, as in docker-compose), two API instances and two streams instances
+    (``GUNICORN_POOL=streams``) with ``env`` added, nginx."""
+    common = {"TRUSTED_PROXIES": "1", "GRACEFUL_TIMEOUT": "5", **(env or {})}
     with RedisServer(persist=True, data_dir=str(workdir / "redis")) as redis:
         instances = [
+            Instance(redis.url, workdir / f"app{i}.log", workers=2, env=common) for i in (1, 2)
+        ]
+        streams = [
             Instance(
                 redis.url,
-                workdir / f"app{i}.log",
-                workers=2,
-                env={"TRUSTED_PROXIES": "1", "GRACEFUL_TIMEOUT": "5", **(env or {})},
+                workdir / f"streams{i}.log",
+                workers=1,
+                env={**common, "GUNICORN_POOL": "streams", "STREAM_WORKERS": "1"},
             )
             for i in (1, 2)
         ]
         try:
-            for instance in instances:
+            for instance in instances + streams:
                 instance.start()
-            with Nginx([i.port for i in instances], free_port(), workdir / "nginx") as nginx:
-                yield Stack(redis, instances, nginx)
+            with Nginx(
+                [i.port for i in instances],
+                free_port(),
+                workdir / "nginx",
+                streams_ports=[i.port for i in streams],
+            ) as nginx:
+                yield Stack(redis, instances, nginx, streams)
         finally:
-            for instance in instances:
+            for instance in instances + streams:
                 instance.stop()
 
 

@@ -57,6 +57,7 @@ def test_no_token_or_invite_in_any_log(tmp_path: Path) -> None:
             "nginx access": stack.nginx.access_log,
             "nginx error": stack.nginx.error_log,
             **{f"app {i + 1}": inst.log_path for i, inst in enumerate(stack.instances)},
+            **{f"streams {i + 1}": inst.log_path for i, inst in enumerate(stack.streams)},
         }
         texts = {name: Path(path).read_text() for name, path in logs.items()}
     secrets = {s for game in created for s in secrets_in(game)}
@@ -66,5 +67,7 @@ def test_no_token_or_invite_in_any_log(tmp_path: Path) -> None:
         assert game["game_id"] in texts["nginx access"]
         assert any(game["game_id"] in texts[f"app {i}"] for i in (1, 2))
     assert '"path": "/api/v1/games/' in texts["app 1"] + texts["app 2"], "gunicorn access log on"
+    # The streams pool served the token-in-query reads, and logged them.
+    assert "/events" in texts["streams 1"] + texts["streams 2"]
     leaks = [(name, s[:8]) for name, text in texts.items() for s in secrets if s in text]
     assert not leaks, leaks
