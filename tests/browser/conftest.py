@@ -5,7 +5,9 @@ fail their test on any console error.
 - ``new_page(**context_options)``: a page in a fresh browser context; call it twice for two
   people at one table; ``new_page.log(page)`` is what that page logged;
 - ``page`` / ``page_log``: one such page at 1280x800, and its log;
-- ``screenshot(page, label, full_page=False)``: writes ``var/screenshots/<test>-<label>.png``.
+- ``screenshot(page, label, full_page=False)``: writes ``var/screenshots/<test>-<label>.png``;
+- ``table_server``: the service as ``make run`` serves it, for the web table (``own_table_server``
+  for a test that restarts its streams pool).
 
 A failed test leaves a screenshot of each of its pages in the same folder.
 """
@@ -18,7 +20,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
+from service.launch.redis_server import RedisServer
 from tests.browser.harness import CHROMIUM_ARGS, PageLog, Pages, ensure_chromium, save_screenshot
+from tests.browser.stack import TableStack
+from tests.e2e.nginx import ensure_nginx
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -78,3 +83,21 @@ def screenshot(request: pytest.FixtureRequest) -> Callable[..., Path]:
         return save_screenshot(page, f"{request.node.name}-{label}", full_page=full_page)
 
     return take
+
+
+@pytest.fixture(scope="session")
+def table_server(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Base URL of the service as ``make run`` serves it (nginx, API pool, streams pool)."""
+    ensure_nginx()
+    with TableStack(redis_server.url, tmp_path_factory.mktemp("table")) as stack:
+        yield stack.url
+
+
+@pytest.fixture()
+def own_table_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[TableStack]:
+    """A stack of this test's own, whose streams pool the test may restart."""
+    ensure_nginx()
+    with TableStack(redis_server.url, tmp_path) as stack:
+        yield stack

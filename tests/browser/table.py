@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
-
-from tests.browser.harness import PageLog
 
 STORAGE_KEY = "mexican-train.seats"
 # Long enough for bots' replies shown one by one (about 300 ms each) and a reconnect.
@@ -39,13 +38,6 @@ class Game:
         return int(self.api("GET")["version"])
 
 
-def tolerate_pending_live_api(log: PageLog, base: str) -> None:
-    """While this service does not serve the events stream and the bot list yet, the page's
-    requests for them fail (the page falls back to polling and to its own bot list)."""
-    if requests.get(base + "/api/v1/bots", timeout=10).status_code == 404:
-        log.allow(r"status of 404 .*/api/v1/(bots|games/[^/]+/events)")
-
-
 def create_game(base: str, body: dict[str, Any]) -> Game:
     resp = requests.post(base + "/api/v1/games", json=body, timeout=10)
     assert resp.status_code == 201, resp.text
@@ -72,12 +64,20 @@ def shown_version(page: Page) -> int:
 
 
 def wait_shown(page: Page, version: int) -> None:
-    """Wait until the table shows ``version`` (the stream, or the poll without one)."""
-    page.wait_for_function(
-        "v => Number(document.getElementById('app').dataset.version) >= v",
-        arg=version,
-        timeout=CATCH_UP_MS,
-    )
+    """Wait until the table shows ``version`` (the stream, or the poll without one) with the
+    legal moves of that version."""
+    try:
+        page.wait_for_function(
+            """v => {
+              const app = document.getElementById('app');
+              return Number(app.dataset.version) >= v && app.dataset.settled === 'true';
+            }""",
+            arg=version,
+            timeout=CATCH_UP_MS,
+        )
+    except PlaywrightError as error:
+        state = page.evaluate("({...document.getElementById('app').dataset})")
+        raise AssertionError(f"the table did not show version {version}: {state}") from error
 
 
 def my_turn(page: Page) -> bool:

@@ -17,7 +17,6 @@ from tests.browser.table import (
     hold_seat,
     my_turn,
     play_turn_by_clicking,
-    tolerate_pending_live_api,
     wait_shown,
 )
 
@@ -27,26 +26,26 @@ PAGE_HEADERS = {
 }
 
 
-def test_page_and_its_files_carry_the_strict_headers(live_server: str) -> None:
-    page = requests.get(live_server + "/", timeout=10)
+def test_page_and_its_files_carry_the_strict_headers(table_server: str) -> None:
+    page = requests.get(table_server + "/", timeout=10)
     assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
     # Every script, stylesheet and icon is a file of this service; no inline script.
     urls = [u for u in re.findall(r'(?:src|href)="([^"]*)"', page.text) if not u.startswith("#")]
     assert urls and all(url.startswith("/table/") for url in urls), urls
     assert re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page.text) is None
     for path in ["/", "/table/app.js", "/table/table.css"]:
-        resp = requests.get(live_server + path, timeout=10)
+        resp = requests.get(table_server + path, timeout=10)
         assert resp.status_code == 200, path
         policy = resp.headers["Content-Security-Policy"]
         assert "default-src 'self'" in policy and "unsafe-inline" not in policy
         for name, value in PAGE_HEADERS.items():
             assert resp.headers[name] == value, (path, name)
-    script = requests.get(live_server + "/table/app.js", timeout=10)
+    script = requests.get(table_server + "/table/app.js", timeout=10)
     assert script.headers["Content-Type"].split(";")[0] in {
         "text/javascript",
         "application/javascript",
     }
-    assert requests.get(live_server + "/table/../app.py", timeout=10).status_code == 404
+    assert requests.get(table_server + "/table/../app.py", timeout=10).status_code == 404
 
 
 def drive_others(game: Game, me: int) -> None:
@@ -61,11 +60,10 @@ def drive_others(game: Game, me: int) -> None:
 
 
 def test_a_round_played_by_clicking_ends_on_the_scores_of_the_api(
-    live_server: str, page: Page, page_log: PageLog, screenshot: Callable[..., Path]
+    table_server: str, page: Page, page_log: PageLog, screenshot: Callable[..., Path]
 ) -> None:
-    tolerate_pending_live_api(page_log, live_server)
     game = create_game(
-        live_server, {"players": ["ann", "bo"], "options": {"set": 6, "rounds": 1}, "seed": 11}
+        table_server, {"players": ["ann", "bo"], "options": {"set": 6, "rounds": 1}, "seed": 11}
     )
     game.api("POST", "/deal", game.host_token)
     hold_seat(page, game, 0, host=True)
@@ -95,14 +93,13 @@ def test_a_round_played_by_clicking_ends_on_the_scores_of_the_api(
     winner = score["players"][score["winners"][0]]["name"]
     expect(results.locator(".winners")).to_contain_text(winner)
     screenshot(page, "final")
-    assert page_log.foreign_requests(live_server) == []
+    assert page_log.foreign_requests(table_server) == []
 
 
 def test_a_refused_move_shows_the_api_detail_and_changes_nothing(
-    live_server: str, page: Page, page_log: PageLog
+    table_server: str, page: Page, page_log: PageLog
 ) -> None:
-    tolerate_pending_live_api(page_log, live_server)
-    game = create_game(live_server, {"players": ["ann", "bo"], "seed": 1})
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
     game.api("POST", "/deal", game.host_token)  # seed 1: seat 1 starts
     hold_seat(page, game, 1)
     version = game.version()
@@ -118,7 +115,7 @@ def test_a_refused_move_shows_the_api_detail_and_changes_nothing(
     name = tile.get_attribute("data-tile") or ""
     a, b = (int(x) for x in name.split("-"))
     resp = requests.post(
-        f"{live_server}/api/v1/games/{game.game_id}/play",
+        f"{table_server}/api/v1/games/{game.game_id}/play",
         json={"tile": [a, b], "train": "mexican"},
         headers={"Authorization": f"Bearer {game.tokens[1]}"},
         timeout=10,
@@ -129,21 +126,19 @@ def test_a_refused_move_shows_the_api_detail_and_changes_nothing(
 
 
 def test_an_unknown_game_says_so_and_links_back_to_create(
-    live_server: str, page: Page, page_log: PageLog
+    table_server: str, page: Page, page_log: PageLog
 ) -> None:
-    tolerate_pending_live_api(page_log, live_server)
     page_log.allow(r"status of 404")
-    page.goto(live_server + "/#/game/nosuchgame00")
+    page.goto(table_server + "/#/game/nosuchgame00")
     expect(page.get_by_role("heading", name="Game not found")).to_be_visible()
     page.get_by_role("link", name="Create a new game").click()
     expect(page.get_by_role("heading", name="New game")).to_be_visible()
 
 
-def test_spectators_see_the_public_table(live_server: str, page: Page, page_log: PageLog) -> None:
-    tolerate_pending_live_api(page_log, live_server)
-    game = create_game(live_server, {"players": ["ann", "bo", "cy"], "seed": 5})
+def test_spectators_see_the_public_table(table_server: str, page: Page, page_log: PageLog) -> None:
+    game = create_game(table_server, {"players": ["ann", "bo", "cy"], "seed": 5})
     game.api("POST", "/deal", game.host_token)
-    page.goto(f"{live_server}/#/game/{game.game_id}")
+    page.goto(f"{table_server}/#/game/{game.game_id}")
     expect(page.locator(".spectating")).to_be_visible()
     expect(page.locator(".htile")).to_have_count(0)
     expect(page.locator(".player")).to_have_count(3)
@@ -151,11 +146,10 @@ def test_spectators_see_the_public_table(live_server: str, page: Page, page_log:
 
 
 def test_keyboard_alone_plays_a_tile_on_a_narrow_phone(
-    live_server: str, new_page: Pages, screenshot: Callable[..., Path]
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
     page = new_page(viewport={"width": 390, "height": 844})
-    tolerate_pending_live_api(new_page.log(page), live_server)
-    game = create_game(live_server, {"players": ["ann", "bo", "cy"], "seed": 1})
+    game = create_game(table_server, {"players": ["ann", "bo", "cy"], "seed": 1})
     game.api("POST", "/deal", game.host_token)
     starter = game.api("GET")["turn"]
     hold_seat(page, game, starter)

@@ -70,6 +70,10 @@ function players(form, count, me) {
   return list;
 }
 
+export function joinUrl(gameId, invite) {
+  return `${location.origin}/#/join/${encodeURIComponent(gameId)}/${encodeURIComponent(invite)}`;
+}
+
 async function submit(form, error) {
   const me = form.elements.name.value.trim() || "You";
   const count = Number(form.elements.count.value);
@@ -87,7 +91,8 @@ async function submit(form, error) {
     const created = await game.create(body);
     const invites = {};
     for (const seat of created.seats) {
-      if (seat.invite) invites[seat.seat] = seat.invite_url || `${location.origin}/#/join/${created.game_id}/${seat.invite}`;
+      // Built from this page's own address: the one the friends can reach it at.
+      if (seat.invite) invites[seat.seat] = joinUrl(created.game_id, seat.invite);
     }
     remember(created.game_id, { seat: 0, name: me, token: created.seats[0].token, hostToken: created.host_token, invites });
     location.hash = `#/game/${created.game_id}`;

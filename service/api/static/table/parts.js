@@ -37,12 +37,12 @@ export function playerCard(view, player, mySeat) {
       turn ? h("span", { class: "turn-arrow", "aria-hidden": "true" }, "▶") : null,
       h("span", { class: "name" }, name),
       me ? badge("you", "you") : null,
-      player.bot ? badge(`bot · ${player.bot}`, "bot") : null,
-      player.marked ? h("span", { class: "marked-flag" }, markerIcon(), " marked") : null),
+      player.bot ? badge(`bot · ${player.bot}`, "bot") : null),
     h("div", { class: "stats" },
       h("span", { class: "backs", "aria-hidden": "true" }, backs),
       h("span", { class: "count" }, `${player.hand_size} tile${player.hand_size === 1 ? "" : "s"}`),
-      h("span", { class: "score" }, `score ${player.score}`)),
+      h("span", { class: "score" }, `score ${player.score}`),
+      player.marked ? h("span", { class: "marked-flag" }, markerIcon(), " marked") : null),
     turn ? h("div", { class: "turn-line" }, "to play",
       deadline ? h("span", { class: "clock", dataset: { deadline } }, " ", clockIcon(), " ", h("span", { class: "clock-left" }, clockText(deadline))) : null) : null);
 }

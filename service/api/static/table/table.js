@@ -13,6 +13,7 @@ import { tileName } from "./tiles.js";
 
 const STEP_MS = 300; // between two entries of the stream, so bots' moves show one by one
 const POLL_MS = 3000; // while the stream is down, the view is fetched this often
+const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
 const LOG_LINES = 8;
 
 const ACTIONS = [
@@ -42,6 +43,7 @@ class Table {
     this.queue = [];
     this.queued = 0;
     this.pumping = false;
+    this.lastStep = 0;
     this.problem = "";
     this.score = null;
     this.log = [];
@@ -92,23 +94,37 @@ class Table {
     if (this.live) this.live.stop();
     clearInterval(this.ticker);
     clearInterval(this.poller);
+    clearTimeout(this.catchUp);
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
     delete this.app.dataset.version;
     delete this.app.dataset.status;
+    delete this.app.dataset.settled;
     connection("");
   }
 
   // Fetch the view (and this seat's legal moves, and the scores once a round is over).
-  async refresh() {
+  // `ahead: false` keeps the table where the stream has brought it when the server is already
+  // further: those entries are on their way (or queued) and are shown one by one; if they do
+  // not come, the view is fetched again in a while.
+  async refresh({ ahead = true } = {}) {
     try {
       const view = await game.view(this.gameId, this.token);
+      if (!ahead && this.view && view.version > this.view.version && this.live && this.live.connected) {
+        this.catchUpLater();
+        return true;
+      }
       const legal = this.token && view.status === "in_round" ? await game.legal(this.gameId, this.token) : { moves: [] };
       const scored = ["round_over", "game_over"].includes(view.status) || view.round > 1;
       this.score = scored ? await game.score(this.gameId) : null;
-      if (this.view && view.version < this.view.version) return true; // an older answer
+      if (this.view && view.version < this.view.version) {
+        this.catchUpLater(); // an answer older than the table: ask again
+        return true;
+      }
       this.view = view;
+      this.queued = Math.max(this.queued, view.version);
       this.legal = legal.version === undefined || legal.version === view.version ? legal.moves : [];
+      this.settled = !this.queue.length;
       if (this.selected && !(view.hand || []).some((t) => tileName(t) === tileName(this.selected))) this.selected = null;
       this.render();
       return true;
@@ -118,6 +134,11 @@ class Table {
       else this.problem = error.message;
       return false;
     }
+  }
+
+  catchUpLater() {
+    clearTimeout(this.catchUp);
+    this.catchUp = setTimeout(() => this.pumping || this.refresh(), CATCH_UP_MS);
   }
 
   fail(error) {
@@ -143,28 +164,35 @@ class Table {
     this.pump();
   }
 
-  // Show the queued entries one after another, then fetch the view they lead to.
+  // Show the queued entries one after another, at least STEP_MS apart, then fetch the view
+  // (and legal moves) they lead to.
   async pump() {
     if (this.pumping) return;
     this.pumping = true;
     try {
       while (this.queue.length && !this.stopped) {
-        const entry = this.queue.shift();
-        if (entry.version <= this.view.version) continue;
-        const line = describe(this.view, entry);
-        if (line) this.log = [...this.log, { version: entry.version, text: line }].slice(-LOG_LINES);
-        if (applyEntry(this.view, entry, this.seat)) {
-          this.legal = [];
-          this.render();
-          if (this.queue.length) await sleep(STEP_MS);
-        } else {
-          await this.refresh();
-        }
-        if (!this.queue.length) await this.refresh();
+        while (this.queue.length && !this.stopped) await this.step(this.queue.shift());
+        await this.refresh({ ahead: false });
       }
     } finally {
       this.pumping = false;
     }
+  }
+
+  async step(entry) {
+    if (entry.version <= this.view.version) return;
+    const wait = this.lastStep + STEP_MS - Date.now();
+    if (wait > 0) await sleep(wait);
+    const line = describe(this.view, entry);
+    if (line) this.log = [...this.log, { version: entry.version, text: line }].slice(-LOG_LINES);
+    if (applyEntry(this.view, entry, this.seat)) {
+      this.legal = [];
+      this.settled = false;
+      this.render();
+    } else {
+      await this.refresh();
+    }
+    this.lastStep = Date.now();
   }
 
   tick() {
@@ -255,14 +283,17 @@ class Table {
     const v = this.view;
     this.app.dataset.version = v.version;
     this.app.dataset.status = v.status;
+    // Whether the legal moves shown are the server's for this version (none while replaying).
+    this.app.dataset.settled = String(Boolean(this.settled));
     document.title = `Mexican Train — ${v.status === "in_round" && v.turn === this.seat ? "your turn" : `round ${v.round}`}`;
     replace(this.app,
       this.header(),
       v.status === "waiting_deal" ? this.lobby() : null,
       this.results(),
       h("ol", { class: "players", "aria-label": "Players" }, v.players.map((p) => playerCard(v, p, this.seat))),
-      this.felt(),
-      this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
+      v.status === "waiting_deal" ? null : this.felt(),
+      v.status === "waiting_deal" ? null
+        : this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
       this.logPanel());
     for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
     const again = focused && this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
@@ -326,7 +357,7 @@ class Table {
     return h("section", { class: "panel lobby", "aria-label": "Invitations" },
       h("h2", {}, openSeats.length ? "Invite your friends" : "Everyone is seated"),
       h("p", {}, openSeats.length ? "Send each friend their own link: it seats one person." : "All seats are taken."),
-      rows, start);
+      rows, start, h("p", { class: "problem", role: "alert" }, this.problem));
   }
 
   results() {

@@ -1,0 +1,54 @@
+"""The service as ``make run`` serves it, for the web table's tests: nginx in front of an API
+pool (gthread) and a streams pool (gevent) that holds the events streams; the streams pool can
+be restarted on its port to cut every open stream."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, ExitStack
+from pathlib import Path
+from types import TracebackType
+
+from service.launch.redis_server import free_port
+from tests.e2e.nginx import Nginx
+from tests.servers import start_gunicorn
+
+# A stopping streams pool would otherwise wait its whole graceful timeout for open streams.
+STREAMS_ENV = {"GUNICORN_POOL": "streams", "STREAM_WORKERS": "1", "GRACEFUL_TIMEOUT": "1"}
+
+
+class TableStack:
+    def __init__(self, redis_url: str, workdir: Path) -> None:
+        self.redis_url = redis_url
+        self.workdir = workdir
+        self.api_port = free_port()
+        self.streams_port = free_port()
+        self.stack = ExitStack()
+        self.streams: AbstractContextManager[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> TableStack:
+        self.stack.enter_context(start_gunicorn(self.redis_url, port=self.api_port, workers=2))
+        self.start_streams()
+        self.stack.callback(self.stop_streams)
+        nginx = Nginx([self.api_port], free_port(), self.workdir, [self.streams_port])
+        self.url = self.stack.enter_context(nginx).url
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stack.close()
+
+    def start_streams(self) -> None:
+        self.streams = start_gunicorn(
+            self.redis_url, port=self.streams_port, workers=1, env=STREAMS_ENV
+        )
+        self.streams.__enter__()
+
+    def stop_streams(self) -> None:
+        if self.streams is not None:
+            self.streams.__exit__(None, None, None)
+            self.streams = None

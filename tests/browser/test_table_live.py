@@ -1,0 +1,160 @@
+"""The web table live: a game against three bots played to its end by clicking, two people at
+one table through an invite link, and the stream dropped by a restarted server."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import requests
+from playwright.sync_api import expect
+
+from tests.browser.harness import Pages
+from tests.browser.stack import TableStack
+from tests.browser.table import (
+    create_game,
+    create_in_page,
+    hold_seat,
+    my_turn,
+    play_turn_by_clicking,
+    record_shown_versions,
+    shown_version,
+    shown_versions,
+    wait_shown,
+)
+
+# "Each sees the other's move within a second": a liveness bound, not a speed measurement.
+SEEN_WITHIN_MS = 1000
+
+
+def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    page = new_page(viewport={"width": 1280, "height": 800})
+    game = create_in_page(page, table_server, "ann", ["greedy", "random", "planner"])
+    view = game.api("GET")
+    assert [p["bot"] for p in view["players"]] == [None, "greedy", "random", "planner"]
+    assert view["status"] == "in_round"  # dealt by itself: every seat was filled
+    record_shown_versions(page)
+    moves = 0
+    while game.api("GET")["status"] != "game_over":
+        wait_shown(page, game.version())
+        if game.api("GET")["status"] == "game_over":
+            break
+        assert my_turn(page)
+        if moves == 4 and page.locator(".htile.playable").count():
+            # A tile chosen: the trains it may go to are highlighted.
+            page.locator(".htile.playable").first.click()
+            screenshot(page, "1280")
+            page.keyboard.press("Escape")
+            expect(page.locator(".htile.selected")).to_have_count(0)
+        play_turn_by_clicking(page)
+        moves += 1
+    assert moves >= 3
+    wait_shown(page, game.version())
+    # The bots' replies were shown one after another, not all at once.
+    versions = shown_versions(page)
+    steps = [b - a for a, b in itertools.pairwise(versions)]
+    assert steps.count(1) >= len(steps) * 0.8, (versions, steps)
+    score = game.api("GET", "/score")
+    results = page.locator("#results")
+    expect(results).to_be_visible()
+    for player in score["players"]:
+        row = results.locator(f'tr[data-seat="{player["seat"]}"]')
+        expect(row.locator("td.total")).to_have_text(str(player["total"]))
+    winners = [score["players"][s]["name"] for s in score["winners"]]
+    for name in winners:
+        expect(results.locator(".winners")).to_contain_text(name)
+    screenshot(page, "final")
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "final-390", full_page=True)
+
+
+def test_two_people_at_one_table_through_an_invite_link(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    host = new_page(viewport={"width": 1280, "height": 800})
+    game = create_in_page(host, table_server, "ann", ["open"], rounds="1")
+    invite_field = host.get_by_role("textbox", name="Invite for seat 2", exact=True)
+    expect(invite_field).to_be_visible()
+    expect(host.locator("#start")).to_be_disabled()
+    invite = invite_field.input_value()
+    assert f"/#/join/{game.game_id}/" in invite
+    screenshot(host, "lobby")
+
+    guest = new_page(viewport={"width": 390, "height": 844})
+    guest.goto(invite)
+    guest.get_by_label("Your name").fill("bo")
+    guest.get_by_role("button", name="Take my seat").click()
+    guest.wait_for_url(f"**/#/game/{game.game_id}")
+    assert "join" not in guest.url
+    # The seat survives a reload: the token is in the browser's storage, not the address.
+    guest.reload()
+    expect(guest.locator(".badge.you")).to_be_visible()
+    expect(guest.locator(".player.me .name")).to_have_text("bo")
+    # Every seat is taken: the host starts the game (or it was dealt by itself).
+    if game.api("GET")["status"] == "waiting_deal":
+        host.locator("#start").click()
+    pages = {0: host, 1: guest}
+    for _ in range(4):  # two moves each way
+        view = game.api("GET")
+        if view["status"] != "in_round":
+            break
+        mover, watcher = pages[view["turn"]], pages[1 - view["turn"]]
+        wait_shown(mover, view["version"])
+        played = play_turn_by_clicking(mover)
+        (
+            watcher.wait_for_function(
+                "v => Number(document.getElementById('app').dataset.version) >= v",
+                arg=shown_version(mover),
+                timeout=SEEN_WITHIN_MS,
+            ),
+            played,
+        )
+    screenshot(guest, "guest-390")
+
+    # The invite seated one person; a second use, or a made-up one, says so.
+    third = new_page()
+    third.goto(invite)
+    third.get_by_label("Your name").fill("cy")
+    new_page.log(third).allow(r"status of 409")
+    third.get_by_role("button", name="Take my seat").click()
+    expect(third.locator("#join-problem")).to_contain_text("already been used")
+    new_page.log(third).allow(r"status of 404")
+    third.goto(f"{table_server}/#/join/{game.game_id}/not-an-invite")
+    third.get_by_label("Your name").fill("cy")
+    third.get_by_role("button", name="Take my seat").click()
+    expect(third.locator("#join-problem")).to_contain_text("not valid")
+
+
+def test_a_restarted_server_shows_the_notice_and_the_table_catches_up(
+    own_table_server: TableStack, new_page: Pages
+) -> None:
+    base = own_table_server.url
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    # While the streams pool is down nginx answers the stream with 502/503: the page says so
+    # and retries.
+    log.allow(r"status of 50[234] .*/events\?")
+    log.allow(r"net::ERR_(INCOMPLETE_CHUNKED_ENCODING|EMPTY_RESPONSE|CONNECTION_RESET)")
+    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+    hold_seat(page, game, 0)
+    notice = page.locator("#connection")
+    expect(notice).to_contain_text("Live")
+    version = shown_version(page)
+
+    own_table_server.stop_streams()
+    expect(notice).to_contain_text("Connection lost")
+    # bo moves while the stream is down; the table catches up once it is back.
+    move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+    game.api("POST", "/moves", game.tokens[1], json=move)
+    own_table_server.start_streams()
+    wait_shown(page, version + 1)
+    expect(notice).to_contain_text("Live")
+    expect(notice).not_to_contain_text("Connection lost")
+    assert (
+        requests.get(f"{base}/api/v1/games/{game.game_id}", timeout=10).json()["version"]
+        >= version + 1
+    )
