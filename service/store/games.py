@@ -346,11 +346,6 @@ class GameStore:
             (None if version is None else int(version), table) for version, table in pipe.execute()
         ]
 
-    def version(self, game_id: str) -> int | None:
-        """The game's version, or None when it is gone (one HGET)."""
-        raw = self.client.hget(keys.game_key(game_id), "v")
-        return None if raw is None else int(raw)
-
     def game_keys(self, game_id: str) -> list[bytes]:
         """Every key of one game (tests, memory benchmark): SCAN within the game's prefix."""
         pattern = keys.game_key(game_id).replace("{", "\\{").replace("}", "\\}")

@@ -78,3 +78,18 @@ def test_idempotency_kept_once(gs: GameStore, redis_client: redis.Redis) -> None
     assert sorted(gs.game_keys(gid)) == sorted(expected)
     for key in gs.game_keys(gid):
         assert redis_client.ttl(key) > 0
+
+
+def test_log_records_are_appended_with_the_state_and_read_from_an_index(gs: GameStore) -> None:
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"], table=b"{}")
+    assert gs.save(gid, 1, Change(b"s3", [b"r2", b"r3"], table=b'{"x":1}')) == 3
+    assert gs.log(gid) == (3, [b"r1", b"r2", b"r3"])
+    assert gs.log(gid, 2) == (3, [b"r3"])
+    other = gs.create(b"t1", new_token(), [hash_token(new_token())], [b"q1"])
+    assert gs.versions_and_tables([gid, other, "missinggame1"]) == [
+        (3, b'{"x":1}'),
+        (1, b""),
+        (None, None),
+    ]
+    with pytest.raises(GameNotFound):
+        gs.log("missinggame1")
