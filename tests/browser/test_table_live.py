@@ -4,6 +4,7 @@ one table through an invite link, and the stream dropped by a restarted server."
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from tests.browser.table import (
 
 # "Each sees the other's move within a second": a liveness bound, not a speed measurement.
 SEEN_WITHIN_MS = 1000
+# A 5 s turn clock, applied within a second of its deadline, and the entries shown.
+CLOCK_MS = 10_000
 
 
 def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
@@ -158,3 +161,42 @@ def test_a_restarted_server_shows_the_notice_and_the_table_catches_up(
         requests.get(f"{base}/api/v1/games/{game.game_id}", timeout=10).json()["version"]
         >= version + 1
     )
+
+
+def test_the_turn_clock_counts_down_and_the_server_plays_an_overdue_turn(
+    table_server: str, new_page: Pages
+) -> None:
+    page = new_page(viewport={"width": 1280, "height": 800})
+    game = create_game(
+        table_server,
+        {
+            "players": [{"name": "ann"}, {"name": "cpu", "bot": "greedy"}],
+            "turn_seconds": 5,
+            "auto_deal": True,
+            "seed": 3,
+        },
+    )
+    view = game.api("GET")
+    assert view["status"] == "in_round" and view["turn"] == 0 and view["clock"]["deadline"]
+    hold_seat(page, game, 0)
+    clock = page.locator(".player.turn .clock-left")
+    expect(clock).to_have_text(re.compile(r"0:0[0-5]"))
+    first = clock.inner_text()
+    expect(clock).not_to_have_text(first)  # it counts down
+    # Nobody moves: when the time is up the server plays ann's turn, and the table shows it.
+    expect(page.locator(".log")).to_contain_text("(time ran out)", timeout=CLOCK_MS)
+    assert game.version() > view["version"]
+
+
+def test_the_host_hands_an_absent_players_seat_to_a_bot(table_server: str, new_page: Pages) -> None:
+    page = new_page(viewport={"width": 1280, "height": 800})
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts, and is away
+    hold_seat(page, game, 0, host=True)
+    version = game.version()
+    page.get_by_role("button", name="Let a bot play for bo").click()
+    # The bot takes seat 1 and plays bo's turn at once; then it is ann's turn.
+    expect(page.locator('.player[data-seat="1"] .badge.bot')).to_contain_text("planner")
+    wait_shown(page, version + 2)
+    expect(page.locator(".turn-banner")).to_have_text("Your turn")
+    assert game.api("GET")["players"][1]["bot"] == "planner"

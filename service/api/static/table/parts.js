@@ -18,7 +18,7 @@ function badge(text, kind) {
   return h("span", { class: `badge ${kind || ""}` }, text);
 }
 
-export function playerCard(view, player, mySeat) {
+export function playerCard(view, player, mySeat, takeOver = null) {
   const turn = view.status === "in_round" && view.turn === player.seat;
   const me = player.seat === mySeat;
   const deadline = turn && view.clock && view.clock.deadline;
@@ -43,6 +43,9 @@ export function playerCard(view, player, mySeat) {
       h("span", { class: "count" }, `${player.hand_size} tile${player.hand_size === 1 ? "" : "s"}`),
       h("span", { class: "score" }, `score ${player.score}`),
       player.marked ? h("span", { class: "marked-flag" }, markerIcon(), " marked") : null),
+    takeOver && !me && !player.bot && !player.open && view.status !== "game_over"
+      ? h("button", { type: "button", class: "take-over", onclick: () => takeOver(player.seat), "aria-label": `Let a bot play for ${name}` }, "Bot takes over")
+      : null,
     turn ? h("div", { class: "turn-line" }, "to play",
       deadline ? h("span", { class: "clock", dataset: { deadline } }, " ", clockIcon(), " ", h("span", { class: "clock-left" }, clockText(deadline))) : null) : null);
 }

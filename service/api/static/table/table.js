@@ -265,6 +265,11 @@ class Table {
     }
   }
 
+  // The host hands an absent player's seat to a bot, which plays it from its next move on.
+  takeOver(seat) {
+    return this.host(() => game.seat(this.gameId, this.hostToken, seat, { bot: "planner" }));
+  }
+
   async host(call) {
     this.problem = "";
     try {
@@ -290,7 +295,7 @@ class Table {
       this.header(),
       v.status === "waiting_deal" ? this.lobby() : null,
       this.results(),
-      h("ol", { class: "players", "aria-label": "Players" }, v.players.map((p) => playerCard(v, p, this.seat))),
+      h("ol", { class: "players", "aria-label": "Players" }, v.players.map((p) => playerCard(v, p, this.seat, this.hostToken ? (seat) => this.takeOver(seat) : null))),
       v.status === "waiting_deal" ? null : this.felt(),
       v.status === "waiting_deal" ? null
         : this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
