@@ -17,10 +17,17 @@ export class Live {
     this.source = null;
     this.timer = null;
     this.stopped = false;
+    this.ended = false;
   }
 
   get connected() {
     return this.source !== null && this.source.readyState === EventSource.OPEN;
+  }
+
+  // Whether entries still come from this stream (the last ones may be on their way to the table
+  // after the server ended it with the game).
+  get following() {
+    return this.connected || this.ended;
   }
 
   start(after) {
@@ -44,10 +51,16 @@ export class Live {
         return;
       }
       this.last = Math.max(this.last, entry.version);
+      if ((entry.events || []).some((event) => event.type === "game_over")) {
+        // The server ends the stream after the game's last entry: do not reconnect.
+        this.ended = true;
+        source.close();
+        this.onState("");
+      }
       this.onEntry(entry);
     });
     source.addEventListener("error", () => {
-      if (this.stopped) return;
+      if (this.stopped || this.ended) return;
       this.onState("down");
       if (source.readyState === EventSource.CLOSED) {
         source.close();

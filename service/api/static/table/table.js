@@ -74,6 +74,8 @@ class Table {
     };
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onPointer);
+    this.onResize = () => this.scrollTrains();
+    window.addEventListener("resize", this.onResize);
   }
 
   // The last few entries before this page opened, for its log (the stream brings the rest).
@@ -97,6 +99,7 @@ class Table {
     clearTimeout(this.catchUp);
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
+    window.removeEventListener("resize", this.onResize);
     delete this.app.dataset.version;
     delete this.app.dataset.status;
     delete this.app.dataset.settled;
@@ -110,7 +113,7 @@ class Table {
   async refresh({ ahead = true } = {}) {
     try {
       const view = await game.view(this.gameId, this.token);
-      if (!ahead && this.view && view.version > this.view.version && this.live && this.live.connected) {
+      if (!ahead && this.view && view.version > this.view.version && this.live && this.live.following) {
         this.catchUpLater();
         return true;
       }
@@ -153,14 +156,13 @@ class Table {
     connection(state);
     clearInterval(this.poller);
     if (state === "down") this.poller = setInterval(() => this.pumping || this.refresh(), POLL_MS);
-    else this.refresh();
+    else if (state === "live") this.refresh({ ahead: false });
   }
 
   onEntry(entry) {
     if (entry.version <= this.queued) return;
     this.queued = entry.version;
     this.queue.push(entry);
-    if ((entry.events || []).some((event) => event.type === "game_over")) this.live.stop();
     this.pump();
   }
 
@@ -180,11 +182,13 @@ class Table {
   }
 
   async step(entry) {
-    if (entry.version <= this.view.version) return;
+    if (entry.version <= this.view.version) {
+      this.note(entry); // the table shows it already (a view fetched ahead): the log still tells it
+      return;
+    }
     const wait = this.lastStep + STEP_MS - Date.now();
     if (wait > 0) await sleep(wait);
-    const line = describe(this.view, entry);
-    if (line) this.log = [...this.log, { version: entry.version, text: line }].slice(-LOG_LINES);
+    this.note(entry);
     if (applyEntry(this.view, entry, this.seat)) {
       this.legal = [];
       this.settled = false;
@@ -193,6 +197,12 @@ class Table {
       await this.refresh();
     }
     this.lastStep = Date.now();
+  }
+
+  note(entry) {
+    const line = describe(this.view, entry);
+    if (!line || this.log.some((l) => l.version === entry.version)) return;
+    this.log = [...this.log, { version: entry.version, text: line }].sort((a, b) => a.version - b.version).slice(-LOG_LINES);
   }
 
   tick() {
@@ -253,7 +263,7 @@ class Table {
       }
       // The stream brings the entries this move made (bots' replies included) to show one by
       // one; without a stream, show where they led.
-      if (!this.live || !this.live.connected) {
+      if (!this.live || !this.live.following) {
         this.view = view;
         this.queued = Math.max(this.queued, view.version);
         await this.refresh();
@@ -300,13 +310,27 @@ class Table {
       v.status === "waiting_deal" ? null
         : this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
       this.logPanel());
-    for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
+    this.scrollTrains();
+    // A round's end brings its scores into view (and to a screen reader), once.
+    const results = this.app.querySelector("#results");
+    const ended = results ? `${v.round}-${v.status}` : null;
+    if (results && ended !== this.announced) {
+      this.announced = ended;
+      results.scrollIntoView({ block: "start" });
+      results.focus({ preventScroll: true });
+      return;
+    }
     const again = focused && this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
     if (again) again.focus();
     else if (focused && this.byKeyboard) {
       const first = this.app.querySelector(".htile, button.action:enabled");
       if (first) first.focus();
     }
+  }
+
+  // Each train shows its open end: the newest tiles, where play goes on.
+  scrollTrains() {
+    for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
   }
 
   header() {
@@ -372,7 +396,7 @@ class Table {
     const deal = this.hostToken && v.status === "round_over" && !v.auto_deal
       ? h("button", { type: "button", class: "primary", id: "deal", onclick: () => this.host(() => game.deal(this.gameId, this.hostToken)) }, `Deal round ${v.round + 1}`)
       : null;
-    return h("section", { class: ["panel results", v.status === "game_over" && "final"], "aria-label": "Scores", id: "results" },
+    return h("section", { class: ["panel results", v.status === "game_over" && "final"], "aria-label": "Scores", id: "results", tabindex: "-1" },
       v.status === "game_over"
         ? h("h2", { class: "winners" }, trophyIcon(), ` ${winners.join(" and ")} win${winners.length === 1 ? "s" : ""}!`)
         : h("h2", {}, `Round ${v.round} is over`),
@@ -415,7 +439,7 @@ class Table {
     return h("section", { class: "rack", "aria-label": "Your hand" },
       h("div", { class: "rack-head" }, h("h2", {}, `Your hand · ${hand.length} tile${hand.length === 1 ? "" : "s"}`), h("p", { class: "hint" }, hint)),
       h("div", { class: "hand", role: "group", "aria-label": "Tiles in your hand" }, tiles),
-      h("div", { class: "actions" }, buttons),
+      v.status === "in_round" ? h("div", { class: "actions" }, buttons) : null,
       h("p", { class: "problem", role: "alert", id: "problem" }, this.problem));
   }
 
