@@ -133,6 +133,10 @@ def test_an_unknown_game_says_so_and_links_back_to_create(
     expect(page.get_by_role("heading", name="Game not found")).to_be_visible()
     page.get_by_role("link", name="Create a new game").click()
     expect(page.get_by_role("heading", name="New game")).to_be_visible()
+    # An invite to it says so too, before anyone types a name.
+    page.goto(table_server + "/#/join/nosuchgame00/someinvite")
+    expect(page.locator("#join-problem")).to_contain_text("does not exist")
+    expect(page.get_by_role("button", name="Take my seat")).to_be_disabled()
 
 
 def test_spectators_see_the_public_table(table_server: str, page: Page, page_log: PageLog) -> None:

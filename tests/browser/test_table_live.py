@@ -90,6 +90,7 @@ def test_two_people_at_one_table_through_an_invite_link(
 
     guest = new_page(viewport={"width": 390, "height": 844})
     guest.goto(invite)
+    expect(guest.locator(".lead")).to_contain_text("with ann")
     guest.get_by_label("Your name").fill("bo")
     guest.get_by_role("button", name="Take my seat").click()
     guest.wait_for_url(f"**/#/game/{game.game_id}")

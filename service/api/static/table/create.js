@@ -51,7 +51,7 @@ function options(pairs, selected) {
 function seatRow(index, bots) {
   const level = h("select", { name: `level-${index}`, "aria-label": `Seat ${index + 1} bot level` }, levelOptions(bots, "greedy"));
   const kind = h("select", { name: `kind-${index}`, "aria-label": `Seat ${index + 1} is` },
-    options([["bot", "Bot"], ["open", "Friend (invite link)"]], "bot"));
+    options([["bot", "Bot"], ["open", "Friend (link)"]], "bot"));
   kind.addEventListener("change", () => {
     level.disabled = kind.value !== "bot";
     level.closest(".seat-row").classList.toggle("is-open", kind.value === "open");

@@ -19,11 +19,12 @@ export function showJoin(app, gameId, invite) {
   }
   document.title = "Mexican Train — join a game";
   const error = h("p", { class: "problem", role: "alert", id: "join-problem" });
+  const lead = h("p", { class: "lead" }, "You were invited to a game of Mexican Train.");
   const name = h("input", { id: "join-name", name: "name", maxlength: 40, required: true, autocomplete: "nickname" });
   const button = h("button", { type: "submit", class: "primary" }, "Take my seat");
   const form = h("form", { class: "panel create", "aria-labelledby": "join-title" },
     h("h1", { id: "join-title" }, "Join a game"),
-    h("p", { class: "lead" }, "You were invited to a game of Mexican Train."),
+    lead,
     h("label", { for: "join-name" }, "Your name"), name, error, button,
     h("p", {}, h("a", { href: "#/" }, "Create a game of your own instead")));
   form.addEventListener("submit", async (event) => {
@@ -43,5 +44,15 @@ export function showJoin(app, gameId, invite) {
   });
   replace(app, form);
   name.focus();
+  // Who is at the table already; an unknown game says so before anyone types a name.
+  game.view(gameId).then((view) => {
+    const seated = view.players.filter((p) => !p.open).map((p) => (p.bot ? `${p.name} (bot)` : p.name));
+    lead.textContent = `You were invited to a game of Mexican Train with ${seated.join(", ")}.`;
+  }, (problem) => {
+    if (problem.code === "game_not_found") {
+      error.textContent = REFUSALS.game_not_found;
+      button.disabled = true;
+    }
+  });
   return { stop() {} };
 }
