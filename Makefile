@@ -73,6 +73,12 @@ bench-streams: install
 bench-tables: install
 	$(PY) -m bench.bench_tables
 
+.PHONY: soak
+# SOAK_MINUTES (default 20) of mixed traffic at half the measured capacity against the stack
+# `make run` starts; writes docs/soak.md and docs/soak.png (bench/soak.py says what it checks).
+soak: install
+	$(PY) -m bench.soak
+
 .PHONY: bench-bots
 # e.g. BENCH_BOTS_ARGS="--hard-games 200 --results var/bench/bots.jsonl --minutes 30 --skip-http"
 bench-bots: install
