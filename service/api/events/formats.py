@@ -47,8 +47,12 @@ FRAMES: dict[Media, tuple[Callable[[dict[str, Any]], bytes], bytes]] = {
 }
 
 
-def stream(feed: Feed, after: int, render: Render, media: Media) -> Iterator[bytes]:
-    """Entries after ``after`` as they come; ends after the game's last entry."""
+def stream(
+    feed: Feed, after: int, render: Render, media: Media, final: int | None = None
+) -> Iterator[bytes]:
+    """Entries after ``after`` as they come; ends after the game's last entry. ``final``: the
+    version of a game already over when asked, so a reader resuming at or past its last entry
+    (``Last-Event-ID`` of the final entry) gets an ended stream, not keep-alives forever."""
     frame, keepalive = FRAMES[media]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
@@ -59,6 +63,8 @@ def stream(feed: Feed, after: int, render: Render, media: Media) -> Iterator[byt
             last = entry.version
             if entry.ends_game:
                 return
+        if final is not None and last >= final:
+            return
         if feed.wait(last, KEEPALIVE_SECONDS):
             feed.catch_up()
         else:

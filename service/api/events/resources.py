@@ -124,10 +124,11 @@ def page(g: Loaded, after: int, wait: float) -> Response:
 
 def streamed(g: Loaded, after: int, media: Media) -> Response:
     render, game_id, events_hub = renderer(g), g.record.game_id, hub()
+    final = g.record.version if g.state.status == Status.GAME_OVER else None
 
     def frames() -> Any:
         with events_hub.follow(game_id) as feed:
-            yield from stream(feed, after, render, media)
+            yield from stream(feed, after, render, media, final)
 
     response = Response(frames(), mimetype=media.value, headers=STREAM_HEADERS)
     response.direct_passthrough = True
