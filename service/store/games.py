@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.client import PubSub
 from redis.cluster import RedisCluster
 
 from service.rules import Role
@@ -336,6 +337,28 @@ class GameStore:
         if version is None:
             raise GameNotFound(game_id)
         return int(version), list(records)
+
+    def subscribe(self, channel: str) -> PubSub:
+        """A pub/sub connection of its own, subscribed to ``channel``.
+
+        On a cluster, ``PUBLISH`` reaches every node, so one node serves; a plain connection to a
+        random master keeps the subscription apart from the cluster client's pooled connections
+        (and its reconnection picks another node when that one is gone)."""
+        if isinstance(self.client, RedisCluster):
+            node = self.client.get_random_node()  # type: ignore[no-untyped-call]
+            options = node.redis_connection.connection_pool.connection_kwargs
+            plain = redis.Redis(
+                host=node.host,
+                port=node.port,
+                username=options.get("username"),
+                password=options.get("password"),
+                socket_connect_timeout=options.get("socket_connect_timeout"),
+            )
+            pubsub: PubSub = plain.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        else:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub.subscribe(channel)
+        return pubsub
 
     def versions_and_tables(self, game_ids: Sequence[str]) -> list[tuple[int | None, bytes | None]]:
         """Each game's version and table, in one round trip per node (None: gone)."""

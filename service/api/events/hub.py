@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import orjson
-import redis
 
 from service.rules.log import Entry, Replayer
 from service.store import GameStore
@@ -119,17 +118,20 @@ class Hub:
     def _listen(self) -> None:
         while True:
             try:
-                pubsub = self.store.client.pubsub(  # type: ignore[no-untyped-call]
-                    ignore_subscribe_messages=True
-                )
-                pubsub.subscribe(WAKEUP_CHANNEL)
-                while True:
-                    message = pubsub.get_message(timeout=TICK_SECONDS)
-                    if message is not None:
-                        self._wake(message["data"])
-            except (redis.RedisError, OSError) as err:
-                log.warning("wake-up listener reconnects: %s", type(err).__name__)
+                self._hear()
+            except Exception as err:
+                log.warning("wake-up listener reconnects: %s: %s", type(err).__name__, err)
                 time.sleep(RECONNECT_SECONDS)
+
+    def _hear(self) -> None:
+        pubsub = self.store.subscribe(WAKEUP_CHANNEL)
+        try:
+            while True:
+                message = pubsub.get_message(timeout=TICK_SECONDS)
+                if message is not None:
+                    self._wake(message["data"])
+        finally:
+            pubsub.close()
 
     def _wake(self, data: bytes) -> None:
         game_id, _, version = data.decode().partition(" ")
@@ -142,8 +144,8 @@ class Hub:
             time.sleep(TICK_SECONDS)
             try:
                 self._refresh()
-            except (redis.RedisError, OSError) as err:
-                log.warning("ticker: %s", type(err).__name__)
+            except Exception as err:
+                log.warning("ticker: %s: %s", type(err).__name__, err)
 
     def _refresh(self) -> None:
         """Catch missed wake-ups, play overdue turns, drop feeds nobody follows."""
