@@ -51,19 +51,19 @@ def test_bot_games_on_cluster_match_local_play(
     got = {o.index: (o.digest, o.totals, o.moves) for o in outcomes}  # type: ignore[union-attr]
     want = {s.index: (r.digest, r.totals, r.moves) for s in specs for r in [play_local(s)]}
     assert got == want
-    # Every key the service wrote carries one hash tag: a game's id (its state, idempotency
+    # Every key the service wrote carries one hash tag: a game's id (its state, log, idempotency
     # records, rate counters: one slot, so each Lua compare-and-set stays on one node) or a
     # keyed create's own tag.
     client = redis_cluster.client()
     tagged = re.compile(
-        rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+)?$"
+        rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+|:(log))?$"
     )
     kinds = set()
     for key in client.scan_iter(match="*"):
         match = tagged.match(key)
         assert match, key
-        kinds.add(match.group(3))
-    assert {None, b"idem", b"rate"} <= kinds, kinds
+        kinds.add(match.group(3) or match.group(4))
+    assert {None, b"idem", b"rate", b"log"} <= kinds, kinds
     # The games spread over every master.
     sizes = [
         redis_cluster.client().get_redis_connection(n).dbsize()
