@@ -104,9 +104,10 @@ def view(base: str, gid: str, token: str | None = None) -> dict[str, Any]:
 
 def play_people(bases: list[str], game: Game, rng: random.Random) -> dict[str, Any]:
     """Play the game to its end from random instances: the host deals when a round is due
-    (unless the table deals by itself), each person's seat makes random legal moves."""
+    (unless the table deals by itself), each person's seat makes random legal moves. Each
+    action's answer (a view with the status and the turn) says what to do next."""
+    current = view(rng.choice(bases), game.id)
     while True:
-        current = view(rng.choice(bases), game.id)
         status = current["status"]
         if status == "game_over":
             return current
@@ -116,10 +117,12 @@ def play_people(bases: list[str], game: Game, rng: random.Random) -> dict[str, A
                 f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host), timeout=TIMEOUT
             )
             assert r.status_code == 200, r.text
+            current = r.json()
             continue
         token = game.tokens[current["turn"]]
         assert token is not None, "the turn waits on a person"
-        play_turn(base, game.id, token, rng)
+        done = play_turn(base, game.id, token, rng)
+        current = done if done is not None else view(base, game.id)
 
 
 def is_end(entry: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.live.helpers import TIMEOUT, auth, create, entries, view
+from tests.live.helpers import TIMEOUT, assert_replays, auth, create, entries, view
 
 BOTS3 = [
     {"name": f"cpu{i}", "bot": level} for i, level in enumerate(("random", "greedy", "planner"))
@@ -66,6 +66,7 @@ def test_a_person_plays_a_whole_game_against_three_bots_with_only_legal_moves_an
     assert sum(e["action"] == {"action": "deal"} for e in log) == 13
     assert log[-1]["events"][-1]["type"] == "game_over"
     assert requests_made == 2 * sum(e["by"] == "player" for e in log)
+    assert assert_replays(live, gid) == sum(e["seat"] is not None for e in log)
 
 
 def test_join_flow_and_the_join_race(live: str) -> None:
