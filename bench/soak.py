@@ -382,7 +382,7 @@ def read_stream(
             return last, True
         if time.monotonic() > hang_up or time.time() > until:
             return last, False
-    return last, False
+    return last, True  # the server ends a stream only after the game's last entry
 
 
 # --------------------------------------------------------------------------- sampling
