@@ -16,6 +16,7 @@ from service.client.errors import (
     Unauthorized,
     Unprocessable,
 )
+from service.client.stream import Media
 
 __all__ = [
     "JSON",
@@ -25,6 +26,7 @@ __all__ = [
     "ClientError",
     "Conflict",
     "Forbidden",
+    "Media",
     "NotFound",
     "PayloadTooLarge",
     "RateLimited",

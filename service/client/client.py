@@ -14,9 +14,9 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import orjson
 import requests
@@ -28,10 +28,18 @@ from service.client.errors import (
     TransportError,
     error_for,
 )
+from service.client.stream import Media, ends_game, entries_of
 
 JSON = dict[str, Any]
 
 _RETRY_STATUSES = frozenset({502, 503, 504})
+_DROPPED = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+)
+#: Seconds a stream may stay silent: the server sends a keep-alive at least every 15 s.
+STREAM_READ_TIMEOUT = 35.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,18 @@ def new_idempotency_key() -> str:
     return str(uuid.uuid4())
 
 
+class RequestOptions(TypedDict, total=False):
+    """What a request may carry besides its method and path (``timeout``: seconds to wait for
+    the answer instead of the client's)."""
+
+    token: str | None
+    body: Any
+    if_match: int | None
+    idempotency_key: str | None
+    params: Mapping[str, str] | None
+    timeout: float | None
+
+
 class Client:
     """One HTTP session against one server. Thread-safe enough to share; cheap to create per thread.
 
@@ -94,6 +114,8 @@ class Client:
         self.session = session
         self._rng = random.Random()
         self._lock = threading.Lock()
+        #: HTTP requests sent so far (each retry and each stream connection counts).
+        self.requests = 0
 
     def close(self) -> None:
         self.session.close()
@@ -106,12 +128,24 @@ class Client:
 
     # -- transport ---------------------------------------------------------------------------
 
+    def _counted(self) -> None:
+        with self._lock:
+            self.requests += 1
+
     def _sleep(self, attempt: int) -> None:
         with self._lock:
             delay = self.retry.backoff(attempt, self._rng)
         time.sleep(delay)
 
-    def request(
+    def request(self, method: str, path: str, **options: Unpack[RequestOptions]) -> JSON:
+        """Send one logical request (retrying as the policy allows) and return the JSON body.
+
+        Mutating methods get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given;
+        the same key is sent on every retry.
+        """
+        return _json(self._send(method, path, **options))
+
+    def _send(
         self,
         method: str,
         path: str,
@@ -121,12 +155,9 @@ class Client:
         if_match: int | None = None,
         idempotency_key: str | None = None,
         params: Mapping[str, str] | None = None,
-    ) -> JSON:
-        """Send one logical request (retrying as the policy allows) and return the JSON body.
-
-        Mutating methods get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given;
-        the same key is sent on every retry.
-        """
+        timeout: float | None = None,
+    ) -> requests.Response:
+        """:meth:`request`'s work: the successful response itself, headers included."""
         method = method.upper()
         headers = _headers(method, token, if_match, idempotency_key)
         data: bytes | None = None
@@ -136,23 +167,25 @@ class Client:
         url = self.base_url + path
         last: Exception | None = None
         for attempt in range(self.retry.attempts):
+            self._counted()
             try:
                 resp = self.session.request(
-                    method, url, headers=headers, data=data, params=params, timeout=self.timeout
+                    method,
+                    url,
+                    headers=headers,
+                    data=data,
+                    params=params,
+                    timeout=timeout or self.timeout,
                 )
             # A response cut mid-body (the server died after sending its headers; a proxy
             # cannot retry that) is as retryable as a refused connection: the key makes it safe.
-            except (
-                requests.ConnectionError,
-                requests.Timeout,
-                requests.exceptions.ChunkedEncodingError,
-            ) as exc:
+            except _DROPPED as exc:
                 last = exc
                 if attempt + 1 < self.retry.attempts:
                     self._sleep(attempt)
                 continue
             if resp.status_code < 400:
-                return _json(resp)
+                return resp
             last = self._refusal(resp, attempt)
         if isinstance(last, ApiError):
             raise last  # 429/5xx that outlasted the retries
@@ -209,22 +242,114 @@ class Client:
 
     def create_game(
         self,
-        players: Sequence[str],
+        players: Sequence[str | Mapping[str, Any]],
         *,
         preset: str | None = None,
         options: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        auto_deal: bool | None = None,
+        turn_seconds: int | None = None,
         idempotency_key: str | None = None,
     ) -> JSON:
-        """Create a game; the body has ``game_id``, ``seats`` (with tokens) and ``host_token``."""
-        body: JSON = {"players": list(players)}
-        if preset is not None:
-            body["preset"] = preset
-        if options:
-            body["options"] = dict(options)
-        if seed is not None:
-            body["seed"] = seed
+        """Create a game; the body has ``game_id``, ``seats`` (tokens, bots, invites) and
+        ``host_token``. A player is a name, ``{"name", "bot"}`` (a server bot seat) or
+        ``{"open": True}`` (claimed later with its invite)."""
+        body: JSON = {"players": [p if isinstance(p, str) else dict(p) for p in players]}
+        extra = {"preset": preset, "options": options, "seed": seed}
+        extra |= {"auto_deal": auto_deal, "turn_seconds": turn_seconds}
+        body |= {key: value for key, value in extra.items() if value is not None}
+        if "options" in body:
+            body["options"] = dict(body["options"])
         return self.request("POST", "/api/v1/games", body=body, idempotency_key=idempotency_key)
+
+    def bots(self) -> list[JSON]:
+        """The bot levels a seat may be given: ``[{"name", "description", ...}]``."""
+        return list(self.request("GET", "/api/v1/bots")["data"])
+
+    def join(self, game_id: str, invite: str, name: str) -> JSON:
+        """Take an open seat: ``{"game_id", "seat", "name", "token"}``."""
+        body = {"invite": invite, "name": name}
+        return self.request("POST", f"/api/v1/games/{game_id}/join", body=body)
+
+    def set_seat(
+        self,
+        game_id: str,
+        seat: int,
+        *,
+        token: str,
+        bot: str | None = None,
+        reopen: bool = False,
+        if_match: int | None = None,
+    ) -> JSON:
+        """Host: hand ``seat`` to the ``bot`` level, or ``reopen`` it (a new invite is in
+        ``changed``). Either way the seat's old token stops working."""
+        if (bot is None) == (not reopen):
+            raise ValueError("give a bot level or reopen=True")
+        body: JSON = {"bot": bot} if bot is not None else {"open": True}
+        path = f"/api/v1/games/{game_id}/seats/{seat}"
+        return self.request("PUT", path, token=token, body=body, if_match=if_match)
+
+    def events_page(
+        self, game_id: str, *, token: str | None = None, after: int = 0, wait: float = 0
+    ) -> JSON:
+        """``{"game_id", "version", "entries"}``: the entries after ``after``; with ``wait``
+        (up to 60 s) and nothing newer yet, held until an entry comes or the wait ends."""
+        params = {"after": str(after), "wait": str(wait)}
+        path = f"/api/v1/games/{game_id}/events"
+        return self.request("GET", path, token=token, params=params, timeout=self.timeout + wait)
+
+    def events(
+        self,
+        game_id: str,
+        *,
+        token: str | None = None,
+        after: int = 0,
+        media: Media = Media.SSE,
+    ) -> Iterator[JSON]:
+        """The game's log entries after ``after`` as the token may see them, then each new one
+        as it is applied; ends after the entry that ends the game.
+
+        A dropped connection is reopened where it left off (SSE with ``Last-Event-ID``, NDJSON
+        with ``after``), so no entry is missed or repeated; ``retry.attempts`` connections in a
+        row that bring nothing new raise :class:`TransportError`."""
+        last, failures = after, 0
+        while True:
+            progressed = False
+            try:
+                for entry in self._stream(game_id, token, last, media):
+                    if int(entry["version"]) <= last:
+                        continue  # already seen (a resumed stream never repeats; be sure)
+                    last, progressed = int(entry["version"]), True
+                    yield entry
+                    if ends_game(entry):
+                        return
+            except _DROPPED:
+                pass
+            failures = 0 if progressed else failures + 1
+            if failures >= self.retry.attempts:
+                raise TransportError(f"the events of {game_id} stopped after version {last}")
+            if failures:
+                self._sleep(failures - 1)
+
+    def _stream(self, game_id: str, token: str | None, after: int, media: Media) -> Iterator[JSON]:
+        """One connection's entries; returns when the server ends it (or a retryable refusal)."""
+        headers = _headers("GET", token, None, None) | {"Accept": media.value}
+        if media is Media.SSE and after:
+            headers["Last-Event-ID"] = str(after)
+        url = f"{self.base_url}/api/v1/games/{game_id}/events"
+        self._counted()
+        with self.session.get(
+            url,
+            params={"after": str(after)},
+            headers=headers,
+            stream=True,
+            timeout=(self.timeout, STREAM_READ_TIMEOUT),
+        ) as resp:
+            if resp.status_code >= 400:
+                if resp.status_code == 429 or resp.status_code in _RETRY_STATUSES:
+                    return  # the caller waits and reconnects
+                raise error_for(resp.status_code, _problem(resp))
+            yield from entries_of(resp.iter_lines(), media)
 
     def create_from_position(
         self, position: Mapping[str, Any], *, idempotency_key: str | None = None
@@ -331,6 +456,12 @@ class Client:
     def position(self, game_id: str, *, token: str) -> JSON:
         """The full position (host token)."""
         return self.request("GET", f"/api/v1/games/{game_id}/position", token=token)
+
+    def position_at(self, game_id: str, *, token: str) -> tuple[int, JSON]:
+        """The full position (host token) and the version it is at (its ``ETag``): where a
+        reader of the log that keeps its own copy of the game starts."""
+        resp = self._send("GET", f"/api/v1/games/{game_id}/position", token=token)
+        return int(resp.headers["ETag"].strip('W/"')), _json(resp)
 
 
 def _headers(
