@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from service.bots.registry import BOTS, is_known, make_bot
 from service.client import Client, ClientError, RetryPolicy
-from service.tournament.runner import GameSpec, game_specs, run_http, run_local
+from service.tournament.runner import GameSpec, game_specs, run_http, run_local, server_level
 from service.tournament.stats import GameResult, aggregate, format_table
 
 
@@ -28,7 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--bots",
         default="planner,greedy,random,random",
-        help=f"comma-separated, one per seat: {', '.join(sorted(BOTS))} or package.module:Factory",
+        help=f"comma-separated, one per seat: {', '.join(sorted(BOTS))} or package.module:Factory"
+        " (played here), or server:<level> (a server bot seat)",
     )
     play.add_argument("--concurrency", type=int, default=16, help="games in flight (HTTP mode)")
     play.add_argument("--preset", default="standard")
@@ -104,11 +105,12 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def _check_bots(bots: Sequence[str]) -> str | None:
     """Why the named bots cannot play (unknown, or failing to load), or None."""
-    unknown = [b for b in bots if not is_known(b)]
+    names = [server_level(b) or b for b in bots]
+    unknown = [b for b, name in zip(bots, names, strict=True) if not is_known(name)]
     if unknown:
         return f"unknown bot(s): {', '.join(unknown)}; known: {', '.join(sorted(BOTS))}"
     try:
-        for name in set(bots):
+        for name in set(names):
             make_bot(name, 0)
     except (ImportError, AttributeError, TypeError, ValueError) as err:
         return f"cannot load bot: {err!r}"

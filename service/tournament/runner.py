@@ -23,9 +23,18 @@ from service.bots.base import Bot
 from service.bots.registry import make_bot
 from service.client import Client, StaleVersion
 from service.rules import Move, Status
+from service.table.advance import bot_seed
 from service.tournament.stats import GameResult
 
 MAX_ACTIONS = 200_000  # a guard against a bot/engine bug looping forever, far above real games
+#: A bot name with this prefix sits in a server bot seat (``server:planner``): the server plays
+#: it, in the same request as the move before its turn.
+SERVER = "server:"
+
+
+def server_level(name: str) -> str | None:
+    """The level of a server bot seat's name, else None (a bot this process plays)."""
+    return name.removeprefix(SERVER) if name.startswith(SERVER) else None
 
 
 @dataclass(frozen=True)
@@ -41,10 +50,21 @@ class GameSpec:
 
     @property
     def players(self) -> list[str]:
-        return [f"{name}-{seat}" for seat, name in enumerate(self.bots)]
+        return [f"{name.removeprefix(SERVER)}-{seat}" for seat, name in enumerate(self.bots)]
 
-    def make_bots(self) -> list[Bot]:
-        return [make_bot(n, s) for n, s in zip(self.bots, self.bot_seeds, strict=True)]
+    def seats(self) -> list[str | dict[str, str]]:
+        """``players`` of the create request: a name, or a server bot seat."""
+        return [
+            name if (level := server_level(bot)) is None else {"name": name, "bot": level}
+            for name, bot in zip(self.players, self.bots, strict=True)
+        ]
+
+    def make_bots(self) -> list[Bot | None]:
+        """This process's bots, seat by seat; None where the server plays the seat."""
+        return [
+            None if server_level(n) is not None else make_bot(n, s)
+            for n, s in zip(self.bots, self.bot_seeds, strict=True)
+        ]
 
 
 def game_specs(
@@ -106,24 +126,24 @@ def _result(spec: GameSpec, score: Mapping[str, Any], rec: _Recorder, started: f
 
 
 def play_local(spec: GameSpec, *, record: bool = False) -> GameResult:
-    """One complete game in-process on the engine (every round)."""
+    """One complete game in-process on the engine (every round). Server bot seats are played
+    as the server plays them (a fresh bot seeded by the game and version), so a game gives the
+    same moves here and over HTTP."""
     started = time.perf_counter()
     bots = spec.make_bots()
     state = rules.new_game(spec.players, spec.preset, spec.options, spec.seed)
     rec = _Recorder(record)
+    version = 1  # the creation is the log's first entry
     for _ in range(MAX_ACTIONS):
-        if state.status in (Status.WAITING_DEAL, Status.ROUND_OVER):
-            rules.deal(state)
-            continue
         if state.status == Status.GAME_OVER:
             break
+        version += 1
+        if state.status in BETWEEN_ROUNDS:
+            rules.deal(state)
+            continue
         seat = state.turn
         assert seat is not None
-        moves = rules.legal_moves(state, seat)
-        # A forced move is not offered to the bot, in both modes (over HTTP it saves a request).
-        move = (
-            moves[0] if len(moves) == 1 else bots[seat].choose(rules.game_view(state, seat), moves)
-        )
+        move = _choice(spec, bots, state, seat, version)
         rec.add(seat, move)
         rules.apply(state, seat, move)
     else:
@@ -131,11 +151,26 @@ def play_local(spec: GameSpec, *, record: bool = False) -> GameResult:
     return _result(spec, rules.score_view(state), rec, started)
 
 
+def _choice(
+    spec: GameSpec, bots: Sequence[Bot | None], state: rules.GameState, seat: int, version: int
+) -> Move:
+    """The move of ``seat``, which will produce ``version``."""
+    moves = rules.legal_moves(state, seat)
+    bot = bots[seat]
+    if bot is None:
+        level = server_level(spec.bots[seat])
+        assert level is not None
+        return make_bot(level, bot_seed(state, version)).choose(rules.game_view(state, seat), moves)
+    # A forced move is not offered to the bot, in both modes (over HTTP it saves a request).
+    return moves[0] if len(moves) == 1 else bot.choose(rules.game_view(state, seat), moves)
+
+
 def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameResult:
-    """One complete game through the HTTP API: the host deals each round, each seat its turns."""
+    """One complete game through the HTTP API: the host deals each round, each seat of this
+    process its turns; the server plays its bot seats."""
     started = time.perf_counter()
     created = client.create_game(
-        spec.players, preset=spec.preset, options=spec.options, seed=spec.seed
+        spec.seats(), preset=spec.preset, options=spec.options, seed=spec.seed
     )
     rec = _Recorder(record)
     score = drive_http(client, created, spec.make_bots(), rec.add)
@@ -145,54 +180,120 @@ def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameRe
 def drive_http(
     client: Client,
     created: Mapping[str, Any],
-    bots: Sequence[Bot],
+    bots: Sequence[Bot | None],
     on_move: Callable[[int, Move], object] | None = None,
+    *,
+    deals: bool = True,
 ) -> dict[str, Any]:
     """Play an existing game to its end (``created`` = the create response, with the tokens).
 
-    Returns the final score view. Works from any point, e.g. a game imported from a position.
-    """
-    gid = str(created["game_id"])
-    host = str(created["host_token"])
-    tokens = {int(s["seat"]): str(s["token"]) for s in created["seats"]}
-    view = client.view(gid)
-    view_seat: int | None = None  # whose hand `view` shows (None: public/host view)
+    The driver keeps a copy of the game, from the host's position at the start, so it knows
+    whose turn it is and what its seats may do without asking: each of its moves and deals
+    (``deals``: the host deals each round) is one request, and an answer that counts only that
+    change is applied to the copy as is. Whatever else happens (server bot seats moving in the
+    same request, turn clocks, automatic deals, other players) it reads from the game's log as
+    the host sees it, waiting on a long-poll when the turn is nobody's it plays. ``bots[seat]``
+    is None for a seat this driver does not play; ``on_move`` sees every move, whoever made
+    it. Works from any point, e.g. a game imported from a position. Returns the final score
+    view."""
+    gid, host = str(created["game_id"]), str(created["host_token"])
+    tokens = {int(s["seat"]): str(s["token"]) for s in created["seats"] if s.get("token")}
+    players = {seat: bot for seat, bot in enumerate(bots) if bot is not None and seat in tokens}
+    version, position = client.position_at(gid, token=host)
+    game = _Copy(rules.import_position(position), version, on_move)
+    mover = _Mover(client, gid, host if deals else None, tokens, players)
     for _ in range(MAX_ACTIONS):
-        status = view["status"]
-        if status == Status.GAME_OVER:
-            break
+        if game.state.status == Status.GAME_OVER:
+            return rules.score_view(game.state)
+        acted = mover.act(game)
+        if acted is None or not game.take(*acted):
+            wait = 0 if acted is not None else LONG_POLL_SECONDS
+            page = client.events_page(gid, token=host, after=game.version, wait=wait)
+            for entry in page["entries"]:
+                game.follow(entry)
+    raise RuntimeError(f"game {gid} did not finish")
+
+
+BETWEEN_ROUNDS = (Status.WAITING_DEAL, Status.ROUND_OVER)
+#: How long the driver's read of the log waits for others to act.
+LONG_POLL_SECONDS = 30
+
+
+@dataclass
+class _Copy:
+    """The driver's copy of a game, kept by applying each change to the engine."""
+
+    state: rules.GameState
+    version: int
+    on_move: Callable[[int, Move], object] | None = None
+
+    def take(self, seat: int | None, move: Move | None, answer: Mapping[str, Any]) -> bool:
+        """Apply the driver's own change (``move`` of ``seat``, or a deal) if its answer counts
+        it alone; False when more happened (read it from the log) or it was refused (412)."""
+        if int(answer.get("version", -1)) != self.version + 1:
+            return False
+        self.follow({**answer, "seat": seat, "action": _action(move)})
+        return True
+
+    def follow(self, entry: Mapping[str, Any]) -> None:
+        """Apply one entry. The engine must give the events the server gave (as the reader saw
+        them): anything else means the copy went astray."""
+        action, seat = entry["action"], entry["seat"]
+        move: Move | None = None
+        if action["action"] == "deal":
+            events: list[rules.Event] = rules.deal(self.state)
+        elif action["action"] in ("join", "seat"):
+            if action["action"] == "join":
+                self.state.players[seat] = entry["events"][0]["name"]
+            events = list(entry["events"])
+        else:
+            move = Move.from_json(action)
+            events = rules.apply(self.state, seat, move)
+        seen = rules.visible_events(events, seat)
+        if int(entry["version"]) != self.version + 1 or entry["events"] not in (events, seen):
+            raise RuntimeError(f"the copy of the game disagrees at version {entry['version']}")
+        self.version += 1
+        if move is not None and self.on_move is not None:
+            self.on_move(seat, move)
+
+
+def _action(move: Move | None) -> dict[str, Any]:
+    return {"action": "deal"} if move is None else move.to_json()
+
+
+@dataclass
+class _Mover:
+    """Makes the driver's moves (and deals) on its copy of the game."""
+
+    client: Client
+    game_id: str
+    host: str | None
+    tokens: Mapping[int, str]
+    bots: Mapping[int, Bot]
+
+    def act(self, game: _Copy) -> tuple[int | None, Move | None, Mapping[str, Any]] | None:
+        """Deal or move if that is the driver's to do now: ``(seat, move, answer)`` (seat and
+        move None for a deal), or None when it is not. ``If-Match`` makes a decision on a game
+        that moved on meanwhile a 412 (answered as an empty answer): read the log, decide again."""
+        state = game.state
         try:
-            if status in (Status.WAITING_DEAL, Status.ROUND_OVER):
-                view = client.deal(gid, token=host, if_match=int(view["version"]))
-                view_seat = None
-                continue
-            seat = int(view["turn"])
-            token = tokens[seat]
-            listed = client.legal_moves(gid, token=token)
-            version = int(listed["version"])
-            moves = [Move.from_json(m) for m in listed["moves"]]
-            if len(moves) == 1:
-                move = moves[0]  # forced: no need to fetch the hand (saves a request)
-            else:
-                if view_seat != seat or int(view["version"]) != version:
-                    view = client.view(gid, token=token)
-                    view_seat = seat
-                    if int(view["version"]) != version:
-                        continue  # the game moved between the two reads: decide on one state
-                move = bots[seat].choose(view, moves)
-            view = client.move(gid, move.to_json(), token=token, if_match=version)
-            if on_move is not None:
-                on_move(seat, move)
+            if state.status in BETWEEN_ROUNDS and self.host is not None:
+                answer = self.client.deal(self.game_id, token=self.host, if_match=game.version)
+                return None, None, answer
+            if state.status == Status.IN_ROUND and (seat := state.turn) in self.bots:
+                assert seat is not None
+                moves = rules.legal_moves(state, seat)
+                move = moves[0] if len(moves) == 1 else self._choose(state, seat, moves)
+                token = self.tokens[seat]
+                body = move.to_json()
+                answer = self.client.move(self.game_id, body, token=token, if_match=game.version)
+                return seat, move, answer
         except StaleVersion:
-            # Someone else changed the game (should not happen in a tournament): decide again.
-            view = client.view(gid)
-            view_seat = None
-            continue
-        # The response is the caller's view: reusable only while that seat keeps the turn.
-        view_seat = seat
-    else:
-        raise RuntimeError(f"game {gid} did not finish")
-    return client.score(gid)
+            return None, None, {}
+        return None
+
+    def _choose(self, state: rules.GameState, seat: int, moves: list[Move]) -> Move:
+        return self.bots[seat].choose(rules.game_view(state, seat), moves)
 
 
 def run_local(

@@ -125,6 +125,20 @@ def play_people(bases: list[str], game: Game, rng: random.Random) -> dict[str, A
         current = done if done is not None else view(base, game.id)
 
 
+def act_once(base: str, game: Game, rng: random.Random) -> None:
+    """One action of whoever must act: the host deals between rounds, else the seat to move."""
+    current = view(base, game.id)
+    if current["status"] in BETWEEN_ROUNDS:
+        r = requests.post(
+            f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host), timeout=TIMEOUT
+        )
+        assert r.status_code == 200, r.text
+    elif current["status"] == "in_round":
+        token = game.tokens[current["turn"]]
+        assert token is not None
+        play_turn(base, game.id, token, rng)
+
+
 def is_end(entry: dict[str, Any]) -> bool:
     return any(event["type"] == "game_over" for event in entry["events"])
 

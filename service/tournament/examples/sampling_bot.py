@@ -14,7 +14,6 @@ With ``--host`` it also deals each round. The samples are positions, so any engi
 from __future__ import annotations
 
 import argparse
-import time
 from contextlib import suppress
 from typing import Any
 
@@ -71,18 +70,32 @@ def take_turn(client: Client, game: str, token: str, samples: int) -> bool:
     return True
 
 
+def my_turn_after(entry: dict[str, Any], seat: int) -> bool:
+    """Whether ``seat`` may have to act after this log entry: the turn passed to it, a round
+    it starts began, or it is still acting (a seat change tells nothing: look)."""
+    turn = entry["seat"]
+    for event in entry["events"]:
+        if event["type"] == "turn_passed":
+            turn = event["seat"]
+        elif event["type"] == "round_started":
+            turn = event["starter"]
+    return turn in (seat, None)
+
+
 def play(server: str, game: str, token: str, host: str | None, samples: int) -> dict[str, Any]:
+    """Wait on the seat's stream of the game's log and act when it may be our turn: no
+    polling, one stream for the whole game (it resumes by itself after a dropped connection)."""
     with Client(server) as client:
-        while True:
-            status = client.view(game)["status"]
-            if status == Status.GAME_OVER:
-                return client.score(game)
-            if status in (Status.WAITING_DEAL, Status.ROUND_OVER) and host is not None:
-                with suppress(Conflict):  # dealt already
+        seat = int(client.legal_moves(game, token=token)["seat"])
+        take_turn(client, game, token, samples)
+        for entry in client.events(game, token=token):
+            events = {event["type"] for event in entry["events"]}
+            if host is not None and ("round_over" in events or entry["version"] == 1):
+                with suppress(Conflict):  # dealt already (or the game is over)
                     client.deal(game, token=host)
-                continue
-            if status != Status.IN_ROUND or not take_turn(client, game, token, samples):
-                time.sleep(0.05)
+            elif "game_over" not in events and my_turn_after(entry, seat):
+                take_turn(client, game, token, samples)
+        return client.score(game)
 
 
 def main() -> None:
