@@ -185,6 +185,12 @@ class Entry:
     def ends_game(self) -> bool:
         return any(e["type"] == "game_over" for e in self.events)
 
+    @property
+    def drawers(self) -> frozenset[int]:
+        """Seats that drew in this entry: the only readers besides the host who see more of it
+        than the public does."""
+        return frozenset(e["seat"] for e in self.events if e["type"] == "tile_drawn")
+
     def to_json(self, events: list[Event]) -> dict[str, Any]:
         body: dict[str, Any] = {
             "version": self.version,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.client import PubSub
@@ -337,6 +337,10 @@ class GameStore:
         if version is None:
             raise GameNotFound(game_id)
         return int(version), list(records)
+
+    def log_records(self, game_id: str, after: int = 0) -> list[bytes]:
+        """The game's log records from entry ``after + 1`` on (none for a game that is gone)."""
+        return cast("list[bytes]", self.client.lrange(keys.log_key(game_id), after, -1))
 
     def subscribe(self, channel: str) -> PubSub:
         """A pub/sub connection of its own, subscribed to ``channel``.

@@ -5,8 +5,10 @@ Every key a script touches arrives in ``KEYS`` (cluster-safe: all share the game
 
 from __future__ import annotations
 
-#: Every applied change publishes ``"<game id> <version>"`` here: a wake-up for the readers of
-#: that game's log (the log, not the message, is what they read; a lost message costs a delay).
+#: Every applied change publishes ``"<game id> <version> "`` here, followed by the change's log
+#: records, each as ``<length>:<bytes>`` (service/store/wakeup.py reads it): readers that hold
+#: the game's log up to the change append them without reading the log. The log stays the
+#: truth; a lost message costs a reader a delay, never an entry.
 WAKEUP_CHANNEL = "mt:wakeup"
 
 # KEYS[1] = game hash  KEYS[2] = game log
@@ -50,9 +52,14 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 if KEYS[3] then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 end
+local wakeup = {string.sub(KEYS[1], 5, -2), ' ', new, ' '}
+for i = last + 1, #ARGV do
+  table.insert(wakeup, #ARGV[i] .. ':')
+  table.insert(wakeup, ARGV[i])
+end
 redis.call('PUBLISH', '"""
     + WAKEUP_CHANNEL
-    + """', string.sub(KEYS[1], 5, -2) .. ' ' .. new)
+    + """', table.concat(wakeup))
 return {1, new}
 """
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import redis
+from redis.client import PubSub
 
 from service.rules import Role
 from service.store import (
@@ -15,7 +16,9 @@ from service.store import (
     VersionConflict,
 )
 from service.store import keys as K
+from service.store.scripts import WAKEUP_CHANNEL
 from service.store.tokens import hash_token, new_token
+from service.store.wakeup import Wakeup, parse_wakeup
 
 
 @pytest.fixture()
@@ -93,3 +96,46 @@ def test_log_records_are_appended_with_the_state_and_read_from_an_index(gs: Game
     ]
     with pytest.raises(GameNotFound):
         gs.log("missinggame1")
+    assert gs.log_records(gid, 1) == [b"r2", b"r3"]
+    assert gs.log_records("missinggame1") == []
+
+
+def listening(pubsub: PubSub, client: redis.Redis) -> None:
+    """Return once ``pubsub`` hears a message published after it subscribed."""
+    for _ in range(50):
+        client.publish(WAKEUP_CHANNEL, b"marker")
+        message = pubsub.get_message(timeout=0.1)
+        while message is not None and message["data"] != b"marker":
+            message = pubsub.get_message(timeout=0.1)
+        if message is not None:
+            while pubsub.get_message(timeout=0.05) is not None:
+                pass  # markers published before the first one arrived
+            return
+    raise AssertionError("the subscription never heard its marker")
+
+
+def test_every_change_publishes_its_records_as_a_wake_up(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
+    pubsub = gs.subscribe(WAKEUP_CHANNEL)
+    try:
+        listening(pubsub, redis_client)
+        # Records are binary: spaces, colons and digits inside must survive.
+        assert gs.save(gid, 1, Change(b"s2", [b"a b", b"12:x:", b""])) == 4
+        assert gs.save(gid, 4, Change(b"s3", [])) == 4
+        heard = [pubsub.get_message(timeout=2) for _ in range(2)]
+    finally:
+        pubsub.close()
+    assert [parse_wakeup(m["data"]) for m in heard if m] == [
+        Wakeup(gid, 4, [b"a b", b"12:x:", b""]),
+        Wakeup(gid, 4, []),
+    ]
+    assert Wakeup(gid, 4, [b"a b", b"12:x:", b""]).first == 2
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"game", b"game 3", b"game x ", b"game 3 5:ab", b"game 3 x:ab", b"game 3 2ab"]
+)
+def test_a_wake_up_that_cannot_be_read_is_none(data: bytes) -> None:
+    assert parse_wakeup(data) is None

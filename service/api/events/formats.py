@@ -8,19 +8,18 @@ and clients can tell a quiet game from a dead connection.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 import orjson
 
+from service import rules
 from service.rules.log import Entry
 
 from .hub import Feed
 
 #: Seconds between keep-alives on a quiet stream (clients expect one at least every 15 s).
 KEEPALIVE_SECONDS = 10.0
-
-Render = Callable[[Entry], dict[str, Any]]
 
 
 class Media(StrEnum):
@@ -31,37 +30,71 @@ class Media(StrEnum):
 
 #: Headers of both streams: never cached, never buffered by nginx.
 STREAM_HEADERS = {"X-Accel-Buffering": "no"}
+#: The audience of the host (sees every tile) and of the public (sees no hidden tile).
+HOST, PUBLIC = "host", "public"
 
 
-def sse_message(entry: dict[str, Any]) -> bytes:
-    return b"id: %d\nevent: entry\ndata: %s\n\n" % (entry["version"], orjson.dumps(entry))
+@dataclass(frozen=True)
+class Viewer:
+    """Who reads the log: the host sees every tile, a seat its own drawn tiles, others none."""
+
+    seat: int | None
+    host: bool = False
+
+    def audience(self, entry: Entry) -> int | str:
+        """Readers of one audience get the same bytes for ``entry``, so it is rendered once:
+        a seat that did not draw in it sees what the public sees."""
+        if self.host:
+            return HOST
+        if self.seat is not None and self.seat in entry.drawers:
+            return self.seat
+        return PUBLIC
+
+    def entry_json(self, entry: Entry) -> bytes:
+        events = entry.events if self.host else rules.visible_events(entry.events, self.seat)
+        return orjson.dumps(entry.to_json(events))
+
+    def entry(self, feed: Feed, entry: Entry) -> bytes:
+        """The entry's JSON as this viewer may see it."""
+        return feed.rendered(entry, (None, self.audience(entry)), lambda: self.entry_json(entry))
+
+    def frame(self, feed: Feed, entry: Entry, media: Media) -> bytes:
+        """The entry as one message of ``media``."""
+        key = (media, self.audience(entry))
+        return feed.rendered(entry, key, lambda: FRAMES[media][0](entry, self.entry(feed, entry)))
 
 
-def ndjson_line(entry: dict[str, Any]) -> bytes:
-    return orjson.dumps(entry) + b"\n"
+def sse_message(entry: Entry, data: bytes) -> bytes:
+    return b"id: %d\nevent: entry\ndata: %s\n\n" % (entry.version, data)
 
 
-FRAMES: dict[Media, tuple[Callable[[dict[str, Any]], bytes], bytes]] = {
+def ndjson_line(_entry: Entry, data: bytes) -> bytes:
+    return data + b"\n"
+
+
+FRAMES: dict[Media, tuple[Callable[[Entry, bytes], bytes], bytes]] = {
     Media.SSE: (sse_message, b": keep-alive\n\n"),
     Media.NDJSON: (ndjson_line, b"\n"),
 }
 
 
 def stream(
-    feed: Feed, after: int, render: Render, media: Media, final: int | None = None
+    feed: Feed, after: int, viewer: Viewer, media: Media, final: int | None = None
 ) -> Iterator[bytes]:
     """Entries after ``after`` as they come; ends after the game's last entry. ``final``: the
     version of a game already over when asked, so a reader resuming at or past its last entry
-    (``Last-Event-ID`` of the final entry) gets an ended stream, not keep-alives forever."""
-    frame, keepalive = FRAMES[media]
+    (``Last-Event-ID`` of the final entry) gets an ended stream, not keep-alives forever.
+    Entries that are ready together go out as one write."""
+    keepalive = FRAMES[media][1]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
     last = after
     while True:
-        for entry in feed.since(last):
-            yield frame(render(entry))
-            last = entry.version
-            if entry.ends_game:
+        batch = until_end(feed.since(last))
+        if batch:
+            yield b"".join(viewer.frame(feed, entry, media) for entry in batch)
+            last = batch[-1].version
+            if batch[-1].ends_game:
                 return
         if final is not None and last >= final:
             return
@@ -69,3 +102,11 @@ def stream(
             feed.catch_up()
         else:
             yield keepalive
+
+
+def until_end(entries: list[Entry]) -> list[Entry]:
+    """``entries`` up to and with the one that ends the game."""
+    for i, entry in enumerate(entries):
+        if entry.ends_game:
+            return entries[: i + 1]
+    return entries

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 
 import orjson
@@ -24,6 +24,7 @@ import orjson
 from service.rules.log import Entry, Replayer
 from service.store import GameStore
 from service.store.scripts import WAKEUP_CHANNEL
+from service.store.wakeup import Wakeup, parse_wakeup
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,9 @@ TICK_SECONDS = 1.0
 IDLE_SECONDS = 30.0
 #: Pause before the wake-up listener reconnects after Redis went away.
 RECONNECT_SECONDS = 1.0
+#: Rendered frames are kept for this many of a feed's newest entries: every live reader of a
+#: game asks for the same few, while a reader catching up from far back renders its own.
+RENDERED_ENTRIES = 64
 
 Settler = Callable[[str], None]
 
@@ -51,19 +55,39 @@ class Feed:
         self.idle_since = time.monotonic()
         self.changed = threading.Condition()
         self._reading = threading.Lock()
+        self._rendered: dict[int, dict[Hashable, bytes]] = {}
 
-    def catch_up(self, *, force: bool = False) -> None:
+    def catch_up(self) -> None:
         """Read and rebuild the records this feed has not seen (one reader does it for all).
 
-        ``force`` reads even when no newer version was heard of: a request that follows the
-        caller's own write must see it, whichever instance applied it."""
+        The log's length is the game's version (each record is one version, written in the same
+        step), so reading the log alone tells how far the game is."""
         with self._reading:
-            if not force and self.known <= len(self.entries):
+            if self.known <= len(self.entries):
                 return
-            version, records = self.store.log(self.game_id, len(self.entries))
-            for raw in records:
-                self.entries.append(self.replayer.feed(raw))
-            self.heard(version)
+            records = self.store.log_records(self.game_id, len(self.entries))
+            if not records:
+                self.store.log(self.game_id)  # raises for a game that is gone: readers hear it
+                self.known = len(self.entries)  # else what was heard was not newer after all
+            self._append(records)
+        self.heard(len(self.entries))
+
+    def offer(self, wakeup: Wakeup) -> None:
+        """A wake-up's records, appended when they follow on from this feed's entries (no read
+        of the log then); otherwise the news that the game moved on is enough."""
+        if self._reading.acquire(blocking=False):
+            try:
+                if wakeup.first == len(self.entries) + 1:
+                    self._append(wakeup.records)
+            finally:
+                self._reading.release()
+        self.heard(wakeup.version)
+
+    def _append(self, records: list[bytes]) -> None:
+        for raw in records:
+            self.entries.append(self.replayer.feed(raw))
+        for old in [v for v in self._rendered if v <= len(self.entries) - RENDERED_ENTRIES]:
+            del self._rendered[old]
 
     def heard(self, version: int) -> None:
         with self.changed:
@@ -79,6 +103,16 @@ class Feed:
     def since(self, after: int) -> list[Entry]:
         return self.entries[after:]
 
+    def rendered(self, entry: Entry, key: Hashable, render: Callable[[], bytes]) -> bytes:
+        """``render()`` of a recent entry, made once for every reader asking with ``key``."""
+        if entry.version <= len(self.entries) - RENDERED_ENTRIES:
+            return render()
+        frames = self._rendered.setdefault(entry.version, {})
+        frame = frames.get(key)
+        if frame is None:
+            frame = frames[key] = render()
+        return frame
+
 
 class Hub:
     """The feeds of one process, its wake-up listener and its ticker (started on first use)."""
@@ -91,8 +125,9 @@ class Hub:
         self._started = False
 
     @contextmanager
-    def follow(self, game_id: str) -> Iterator[Feed]:
-        """The game's feed, caught up, held for one reader."""
+    def follow(self, game_id: str, version: int) -> Iterator[Feed]:
+        """The game's feed, caught up to at least ``version`` (the version the reader's request
+        read: its own writes included), held for one reader."""
         self._start()
         with self._lock:
             feed = self.feeds.get(game_id)
@@ -100,7 +135,8 @@ class Hub:
                 feed = self.feeds[game_id] = Feed(game_id, self.store)
             feed.readers += 1
         try:
-            feed.catch_up(force=True)
+            feed.heard(version)
+            feed.catch_up()
             yield feed
         finally:
             with self._lock:
@@ -134,10 +170,10 @@ class Hub:
             pubsub.close()
 
     def _wake(self, data: bytes) -> None:
-        game_id, _, version = data.decode().partition(" ")
-        feed = self.feeds.get(game_id)
-        if feed is not None:
-            feed.heard(int(version))
+        wakeup = parse_wakeup(data)
+        feed = None if wakeup is None else self.feeds.get(wakeup.game_id)
+        if feed is not None and wakeup is not None:
+            feed.offer(wakeup)
 
     def _tick(self) -> None:
         while True:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from flask import Response, current_app, request
 from flask.views import MethodView
 
-from service import rules
 from service.rules import Status
 from service.rules.log import Entry, Replayer
 
@@ -17,7 +17,7 @@ from ..parsing import Blueprint
 from ..problems import ApiError
 from ..store_access import store
 from ..web import UNAUTHORIZED_HEADERS, json_response
-from .formats import STREAM_HEADERS, Media, Render, stream
+from .formats import STREAM_HEADERS, Media, Viewer, stream
 from .hub import Hub
 from .schemas import EventsPageSchema, EventsQuerySchema, HistorySchema
 
@@ -67,12 +67,8 @@ def hub() -> Hub:
     return found
 
 
-def renderer(g: Loaded) -> Render:
-    """Entries as this reader may see them: the host whole, a seat its own drawn tiles only."""
-    if g.role.is_host:
-        return lambda entry: entry.to_json(entry.events)
-    seat = g.seat
-    return lambda entry: entry.to_json(rules.visible_events(entry.events, seat))
+def viewer(g: Loaded) -> Viewer:
+    return Viewer(g.seat, g.role.is_host)
 
 
 def media_type() -> Media:
@@ -111,24 +107,24 @@ class Events(MethodView):
 
 
 def page(g: Loaded, after: int, wait: float) -> Response:
-    render = renderer(g)
-    with hub().follow(g.record.game_id) as feed:
+    reader = viewer(g)
+    with hub().follow(g.record.game_id, g.record.version) as feed:
         over = g.state.status == Status.GAME_OVER
         if wait and not over and feed.known <= after and feed.wait(after, wait):
             feed.catch_up()
-        entries = [render(entry) for entry in feed.since(after)]
+        entries = [orjson.Fragment(reader.entry(feed, entry)) for entry in feed.since(after)]
         version = max(feed.known, len(feed.entries))
     body = {"game_id": g.record.game_id, "version": version, "entries": entries}
     return json_response(body)
 
 
 def streamed(g: Loaded, after: int, media: Media) -> Response:
-    render, game_id, events_hub = renderer(g), g.record.game_id, hub()
-    final = g.record.version if g.state.status == Status.GAME_OVER else None
+    reader, game_id, version, events_hub = viewer(g), g.record.game_id, g.record.version, hub()
+    final = version if g.state.status == Status.GAME_OVER else None
 
     def frames() -> Any:
-        with events_hub.follow(game_id) as feed:
-            yield from stream(feed, after, render, media, final)
+        with events_hub.follow(game_id, version) as feed:
+            yield from stream(feed, after, reader, media, final)
 
     response = Response(frames(), mimetype=media.value, headers=STREAM_HEADERS)
     response.direct_passthrough = True
