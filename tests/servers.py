@@ -7,13 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import requests
-
+from service.launch.managed import answers, wait_until
 from service.launch.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,18 +55,14 @@ def start_gunicorn(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {proc.returncode}")
-            try:
-                if requests.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("gunicorn did not answer /healthz in time")
-            time.sleep(0.1)
+        wait_until(
+            lambda: answers(base + "/healthz", status=200),
+            alive=lambda: proc.poll() is None,
+            timeout=timeout,
+            interval=0.1,
+            what="gunicorn",
+            exited=lambda: f"code {proc.returncode}",
+        )
         yield base
     finally:
         if proc.poll() is None:

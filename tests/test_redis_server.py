@@ -47,6 +47,6 @@ def test_a_server_that_exits_at_start_reports_why() -> None:
 
 def test_a_server_that_never_answers_ping_is_stopped() -> None:
     server = RedisServer(extra_args=["--requirepass", "not-sent-by-the-launcher"])
-    with pytest.raises(RuntimeError, match="did not answer PING in time"):
+    with pytest.raises(RuntimeError, match="redis-server did not answer in time"):
         server.start(timeout=0.5)
     assert server.proc is None

@@ -11,15 +11,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-import requests
-
 from service.launch.debian import install_tool
-from service.launch.managed import Managed
+from service.launch.managed import Managed, answers, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
@@ -146,20 +143,20 @@ class Nginx(Managed):
         checked = check_config(self.binary, self.conf, self.workdir)
         if checked.returncode != 0:
             raise RuntimeError(f"nginx -t: {checked.stderr}")
-        self.proc = self._spawn()
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError("nginx exited at start (see its error log)")
-            try:
-                requests.get(self.url + "/healthz", timeout=1)
-                return self
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("nginx did not answer in time")
-            time.sleep(0.05)
+        proc = self.proc = self._spawn()
+        try:
+            wait_until(  # any answer, an error page too: /healthz is gunicorn's, maybe not up yet
+                lambda: answers(self.url + "/healthz"),
+                alive=lambda: proc.poll() is None,
+                timeout=timeout,
+                interval=0.05,
+                what="nginx",
+                exited=lambda: f"code {proc.returncode} (see its error log)",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -11,13 +11,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Self
 
 import redis
 
-from service.launch.managed import Managed
+from service.launch.managed import Managed, wait_until
 
 
 def find_redis_server() -> str:
@@ -41,6 +40,13 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except (redis.ConnectionError, FileNotFoundError):  # not listening yet, or no socket file
+        return False
 
 
 class RedisServer(Managed):
@@ -100,23 +106,22 @@ class RedisServer(Managed):
         if self.unix_socket:
             args += ["--unixsocket", self.unix_socket, "--unixsocketperm", "700"]
         args += self.extra_args
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"redis-server exited: {err.strip()}")
-            try:
-                if client.ping():
-                    break
-            except (redis.ConnectionError, FileNotFoundError):
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("redis-server did not answer PING in time")
-            time.sleep(0.02)
-        client.close()
+        try:
+            wait_until(
+                lambda: _pings(client),
+                alive=lambda: proc.poll() is None,
+                timeout=timeout,
+                interval=0.02,
+                what="redis-server",
+                exited=lambda: proc.stderr.read().decode().strip() if proc.stderr else "",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            client.close()
         return self
 
     def stop(self) -> None:

@@ -26,10 +26,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import requests
-
 from service.api.config import load_settings
 from service.api.limits import describe as describe_rate_limits
+from service.launch.managed import answers, wait_until
 from service.launch.nginx import Nginx, install_nginx
 from service.launch.redis_server import RedisServer
 
@@ -57,24 +56,21 @@ def gunicorn(env: dict[str, str], bind: str, pool: str) -> Iterator[subprocess.P
     full = {**env, "BIND": bind, "GUNICORN_POOL": pool}
     command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "service.api.wsgi:app"]
     proc = subprocess.Popen(command, cwd=ROOT, env=full)
+    url = f"http://{bind}/healthz"
     try:
-        wait_until_up(proc, f"http://{bind}/healthz")
+        wait_until(
+            lambda: answers(url),
+            alive=lambda: proc.poll() is None,
+            timeout=START_SECONDS,
+            interval=0.1,
+            what=f"gunicorn at {url}",
+            exited=lambda: f"code {proc.returncode}",
+        )
         yield proc
     finally:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(30)
-
-
-def wait_until_up(proc: subprocess.Popen[bytes], url: str) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            requests.get(url, timeout=1)
-            return
-        except requests.RequestException:
-            time.sleep(0.1)
-    raise RuntimeError(f"gunicorn did not answer at {url}")
 
 
 def wait_for_any(procs: list[subprocess.Popen[bytes]]) -> int:

@@ -11,15 +11,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
 import orjson
-import requests
 
-from service.launch.managed import Managed
+from service.launch.managed import Managed, answers, wait_until
 from service.launch.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,19 +63,19 @@ class Instance(Managed):
                 stderr=log,
                 start_new_session=True,  # own process group: kill9() takes the workers too
             )
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"gunicorn exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("gunicorn did not answer /healthz in time")
-            time.sleep(0.05)
+        try:
+            wait_until(
+                lambda: answers(self.url + "/healthz", status=200),
+                alive=lambda: self.alive,
+                timeout=timeout,
+                interval=0.05,
+                what="gunicorn",
+                exited=lambda: self.log_path.read_text()[-2000:],
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     @property
     def alive(self) -> bool:
