@@ -118,7 +118,8 @@ def drive(base: str, games: list[dict[str, Any]], seconds: float) -> tuple[int, 
 def watch(
     port: int, targets: list[tuple[str, str | None]], ready: Any, stop: Any, out: Any
 ) -> None:
-    """One process of gevent socket readers; puts ``(attach seconds, [(game, [(id, time), ...])])``.
+    """One process of gevent socket readers; puts ``(attach seconds, readers attached,
+    [(game, [(id, time), ...]), ...])``.
 
     ``ready`` is set once every reader holds its first entry (each game has a few already), so
     the watched phase measures delivery, not thousands of connections being set up at once."""

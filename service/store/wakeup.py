@@ -25,9 +25,11 @@ def parse_wakeup(data: bytes) -> Wakeup | None:
     """The message's parts, or None for one this process cannot read (it is only a wake-up:
     the readers' next look at the log or the ticker catches what it said)."""
     parts = data.split(b" ", 2)
-    if len(parts) != 3 or not parts[1].isdigit():
+    if len(parts) < 2 or not parts[1].isdigit():
         return None
-    records = _records(parts[2])
+    # "<id> <version>" alone (no records) is what an older compare-and-set script published:
+    # readers then learn only that the game moved on, as from a lost message.
+    records = _records(parts[2]) if len(parts) == 3 else []
     if records is None:
         return None
     return Wakeup(parts[0].decode(errors="replace"), int(parts[1]), records)

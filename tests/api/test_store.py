@@ -135,7 +135,12 @@ def test_every_change_publishes_its_records_as_a_wake_up(
 
 
 @pytest.mark.parametrize(
-    "data", [b"", b"game", b"game 3", b"game x ", b"game 3 5:ab", b"game 3 x:ab", b"game 3 2ab"]
+    "data", [b"", b"game", b"game x", b"game x ", b"game 3 5:ab", b"game 3 x:ab", b"game 3 2ab"]
 )
 def test_a_wake_up_that_cannot_be_read_is_none(data: bytes) -> None:
     assert parse_wakeup(data) is None
+
+
+def test_a_wake_up_without_records_still_names_the_version() -> None:
+    """As an instance running the previous script publishes it, during a rolling deploy."""
+    assert parse_wakeup(b"game1234 7") == Wakeup("game1234", 7, [])

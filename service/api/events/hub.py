@@ -1,11 +1,12 @@
 """One hub per process: the games its readers follow, each rebuilt once and shared by them all.
 
 Readers (streams and long-polls) never touch Redis themselves. They wait on a :class:`Feed`;
-one pub/sub connection per process hears every game's wake-up and wakes that feed's readers,
-and the feed reads only the records it has not seen yet, once for all of them. Pub/sub is only
-a wake-up: the log in Redis is the truth, and a ticker re-reads the version of every followed
-game each second, so a message lost in a reconnection costs at most a second. The same ticker
-plays overdue turns of followed games (the turn clock) within a second of their deadline.
+one pub/sub connection per process hears every game's wake-up, which carries the change's
+records: a feed that is up to date appends them and wakes its readers without a read, and a
+feed that is behind reads only the records it lacks, once for all of them. The log in Redis is
+the truth: a ticker re-reads the version of every followed game each second, so a message lost
+in a reconnection costs at most a second. The same ticker plays overdue turns of followed games
+(the turn clock) within a second of their deadline.
 
 Threads here are greenlets under gunicorn's gevent worker (it patches ``threading``), so a
 waiting reader costs a greenlet, not a worker thread.
@@ -42,7 +43,8 @@ Settler = Callable[[str], None]
 
 
 class Feed:
-    """One game's entries as rebuilt in this process (unredacted), and its waiting readers."""
+    """One game's entries as rebuilt in this process (unredacted), the frames rendered of its
+    newest entries for each audience, and its waiting readers."""
 
     def __init__(self, game_id: str, store: GameStore) -> None:
         self.game_id = game_id
@@ -66,9 +68,10 @@ class Feed:
             if self.known <= len(self.entries):
                 return
             records = self.store.log_records(self.game_id, len(self.entries))
-            if not records:
-                self.store.log(self.game_id)  # raises for a game that is gone: readers hear it
-                self.known = len(self.entries)  # else what was heard was not newer after all
+            if not records:  # raises for a game that is gone, so its readers hear of it
+                _, records = self.store.log(self.game_id, len(self.entries))
+            if not records:  # a version without its records (a failover lost them): wait
+                self.known = len(self.entries)  # for the ticker instead of reading in a loop
             self._append(records)
         self.heard(len(self.entries))
 
@@ -86,7 +89,7 @@ class Feed:
     def _append(self, records: list[bytes]) -> None:
         for raw in records:
             self.entries.append(self.replayer.feed(raw))
-        for old in [v for v in self._rendered if v <= len(self.entries) - RENDERED_ENTRIES]:
+        for old in [v for v in list(self._rendered) if v <= len(self.entries) - RENDERED_ENTRIES]:
             del self._rendered[old]
 
     def heard(self, version: int) -> None:
@@ -172,8 +175,13 @@ class Hub:
     def _wake(self, data: bytes) -> None:
         wakeup = parse_wakeup(data)
         feed = None if wakeup is None else self.feeds.get(wakeup.game_id)
-        if feed is not None and wakeup is not None:
+        if feed is None or wakeup is None:
+            return
+        try:
             feed.offer(wakeup)
+        except Exception as err:  # one game's bad record must not deafen the others
+            log.warning("wake-up of %s not applied: %r", wakeup.game_id, err)
+            feed.heard(wakeup.version)  # its readers read the log and meet the error themselves
 
     def _tick(self) -> None:
         while True:
