@@ -5,7 +5,9 @@
 2. Creates GAMES 4-player ``standard`` games with ``auto_deal``; DRIVERS processes play random
    legal moves in them over HTTP (legal-moves, then the move with the seat's token) and note
    the wall time each version's response arrived.
-3. Phase "alone": moves per second for SECONDS with nobody watching.
+3. Phase "alone": moves per second for SECONDS with nobody watching; run again after the
+   watched phase, and the two averaged, so that the machine speeding up or slowing down over
+   the run (other work on it) does not pass for the watchers' cost.
 4. Phase "watched": WATCHERS SSE connections (WATCHERS / GAMES per game: each seat through its
    ``access_token``, the rest public) opened first and waited for until each holds its first
    entry (the time that takes is printed), then the same play for SECONDS. Each watcher notes
@@ -207,8 +209,18 @@ def watched_phase(port: int, base: str, games: list[dict[str, Any]]) -> tuple[in
     return moves, stamps, found
 
 
-def report(base: str, alone: int, watched: int, stamps: dict[Any, float], found: list[Any]) -> None:
-    finals = {gid: requests.get(f"{base}/api/v1/games/{gid}").json()["version"] for gid, _ in found}
+def final_versions(base: str, games: list[dict[str, Any]]) -> dict[str, int]:
+    """Each game's version once the watched phase is over: what every watcher must hold."""
+    with requests.Session() as http:
+        return {
+            g["game_id"]: http.get(f"{base}/api/v1/games/{g['game_id']}").json()["version"]
+            for g in games
+        }
+
+
+def report(
+    finals: dict[str, int], alone: float, watched: int, stamps: dict[Any, float], found: list[Any]
+) -> None:
     lost = duplicated = 0
     delays: list[float] = []
     for gid, seen in found:
@@ -247,9 +259,12 @@ def main() -> None:
         base = proxy.url
         games = create_games(base)
         print(f"{GAMES} games; {DRIVERS}x{THREADS} drivers; {SECONDS:.0f} s per phase")
-        alone, _ = drive(base, games, SECONDS)
+        before, _ = drive(base, games, SECONDS)
         watched, stamps, found = watched_phase(port, base, games)
-        report(base, alone, watched, stamps, found)
+        finals = final_versions(base, games)
+        after, _ = drive(base, games, SECONDS)
+        print(f"moves/s alone: {before / SECONDS:.1f} before, {after / SECONDS:.1f} after")
+        report(finals, (before + after) / 2, watched, stamps, found)
 
 
 if __name__ == "__main__":
