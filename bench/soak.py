@@ -15,8 +15,9 @@
    after a random 0.5-4 s (a game lasts a few seconds) and reconnect with ``Last-Event-ID``;
    every entry id must follow the one before it (a gap or a repeat is an error).
 4. Every minute: RSS and open file descriptors of every gunicorn worker (both pools), Redis
-   ``used_memory`` and ``connected_clients``, request count, p50/p99, errors (a 5xx, a status
-   other than the one expected, a broken connection, a stream gap).
+   ``used_memory`` and ``connected_clients`` (each the median of readings every SAMPLE_SECONDS),
+   request count, p50/p99, errors (a 5xx, a status other than the one expected, a broken
+   connection, a stream gap).
 5. Writes ``docs/soak.md`` (the table, the set-up, the verdict) and ``docs/soak.png``.
 
 Pass: after warm-up (the first WARMUP minutes), RSS, fds, Redis memory and clients grow under
@@ -61,6 +62,9 @@ GAME_TTL = os.environ.get("GAME_TTL_SECONDS", "120")
 WARMUP = int(os.environ.get("SOAK_WARMUP", str(max(1, min(3, int(MINUTES) // 5)))))
 BAD_SHARE = 0.05
 GROWTH_LIMIT = 0.05
+# Gauges are read this often and each minute reports their median: one reading a minute moved
+# with whatever happened at that instant (an API worker just recycled holds no connection yet).
+SAMPLE_SECONDS = 5.0
 P99_LIMIT = 1.5
 
 
@@ -465,16 +469,19 @@ def soak(stack: Stack, rate: float) -> list[dict[str, Any]]:
     pending = Tally()
     stream_events: list[tuple[float, str, str]] = []
     for minute in range(1, int(MINUTES) + 1):
-        boundary = start + minute * MINUTE
+        boundary, samples, next_sample = start + minute * MINUTE, [], time.time()
         while time.time() < boundary:
+            if time.time() >= next_sample:
+                samples.append(sample(stack, client))
+                next_sample += SAMPLE_SECONDS
             drain(
                 out,
                 streams_out,
                 pending,
                 stream_events,
-                timeout=max(0.0, min(1.0, boundary - time.time())),
+                timeout=max(0.0, min(1.0, boundary - time.time(), next_sample - time.time())),
             )
-        row = sample(stack, client)
+        row = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
         row.update(minute_figures(minute, start, pending, stream_events))
         rows.append(row)
         print(format_row(row), flush=True)
