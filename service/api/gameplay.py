@@ -184,7 +184,7 @@ def change_of(
     table = orjson.dumps(g.table.to_json())
     return Change(
         rules.dumps(g.state),
-        [encode(step.record, created, n) for step in applied],
+        [encode(step.record, created, n, g.table.tick_ms) for step in applied],
         seat_digests,
         None if table == g.record.table else table,
     )

@@ -47,6 +47,7 @@ class Table:
     deadline_ms: int | None = None
     used_invites: list[str] = field(default_factory=list)
     created_ms: int = 0  # log times are kept relative to it
+    tick_ms: int = 1  # in ticks of this many milliseconds (1: a game made before ticks)
 
     @classmethod
     def of_people(cls, n: int) -> Table:
@@ -90,6 +91,7 @@ class Table:
             "deadline_ms": self.deadline_ms,
             "used_invites": self.used_invites,
             "created_ms": self.created_ms,
+            **({"tick_ms": self.tick_ms} if self.tick_ms != 1 else {}),
         }
 
     @classmethod
@@ -101,4 +103,5 @@ class Table:
             obj.get("deadline_ms"),
             list(obj.get("used_invites", [])),
             int(obj.get("created_ms", 0)),
+            int(obj.get("tick_ms", 1)),
         )

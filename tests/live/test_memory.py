@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 import redis
 
+from service.rules.log import TICK_MS
 from tests.live.helpers import Game, create, history, play_people
 
 LIMIT_BYTES = 16 * 1024
@@ -27,9 +28,9 @@ def test_a_finished_standard_game_with_its_log_takes_at_most_16_kb(
 ) -> None:
     """Four people play every round through HTTP; MEMORY USAGE over every key of the game.
 
-    A record keeps its time as a varint of milliseconds since the creation: this game lasts
-    minutes at most, a real one hours. The bound must hold for a game of up to 74 hours, so
-    each record is counted with a 4-byte time."""
+    A record keeps its time as a varint of 10 ms ticks since the creation: this game lasts a
+    minute or so, a real one hours. The bound must hold for a game of up to 5.8 hours, so each
+    record is counted with a 3-byte time."""
     # One fixed game (seed 16, like the move chooser): the length of a game, and so its size,
     # varies with the deal, and a bound must not pass or fail by the draw of a random deal.
     game = Game(create(live, players=["ann", "bo", "cy", "di"], seed=16))
@@ -41,10 +42,10 @@ def test_a_finished_standard_game_with_its_log_takes_at_most_16_kb(
     log = history(live, game.id)["entries"]
     assert len(log) == final["version"] == redis_client.llen(f"mt:{{{game.id}}}:log")
     created = ms(log[0]["at"])
-    longer = sum(4 - varint_length(ms(e["at"]) - created) for e in log[1:])
+    longer = sum(max(0, 3 - varint_length((ms(e["at"]) - created) // TICK_MS)) for e in log[1:])
     used = sum(sizes.values())
     print(
         f"\nfinished standard game, {len(log)} entries: {sizes} = {used} bytes; "
-        f"{used + longer} with 4-byte times"
+        f"{used + longer} with 3-byte times"
     )
     assert used + longer <= LIMIT_BYTES

@@ -9,39 +9,59 @@ import pytest
 from service import rules
 from service.bots.simple import RandomBot
 from service.rules import Status
-from service.rules.log import By, Entry, Kind, Record, Replayer, decode, encode, rfc3339
+from service.rules.log import (
+    TICK_MS,
+    By,
+    Entry,
+    Kind,
+    Record,
+    Replayer,
+    decode,
+    encode,
+    rfc3339,
+)
 
 CREATED = 1_764_583_200_000
 
 
-def play_logged(preset: str, players: int, seed: int) -> tuple[rules.GameState, list[bytes], list]:
-    """A whole game played by random bots, logged as the API logs it."""
+def play_logged(
+    preset: str, players: int, seed: int, tick_ms: int = TICK_MS
+) -> tuple[rules.GameState, list[bytes], list]:
+    """A whole game played by random bots, logged as the API logs it (``tick_ms`` 1: as logs
+    made before ticks)."""
     state = rules.new_game([f"p{i}" for i in range(players)], preset, seed=seed)
-    records = [encode(Record(Kind.CREATE, By.HOST, CREATED, state=rules.dumps(state)), 0, 0)]
+    creation = Record(Kind.CREATE, By.HOST, CREATED, state=rules.dumps(state), tick_ms=tick_ms)
+    records = [encode(creation, 0, 0)]
     events: list = [[]]
     bot, rng, at = RandomBot(seed), random.Random(seed), CREATED
     while state.status != Status.GAME_OVER:
         at += rng.randrange(0, 5000)
         if state.status != Status.IN_ROUND:
             events.append(rules.deal(state))
-            records.append(encode(Record(Kind.DEAL, By.AUTO, at), CREATED, players))
+            records.append(encode(Record(Kind.DEAL, By.AUTO, at), CREATED, players, tick_ms))
             continue
         seat = state.turn
         assert seat is not None
         move = bot.choose(rules.game_view(state, seat), rules.legal_moves(state, seat))
         events.append(rules.apply(state, seat, move))
         record = Record.of_move(move, seat, By.PLAYER, at)
-        records.append(encode(record, CREATED, players))
+        records.append(encode(record, CREATED, players, tick_ms))
     return state, records, events
 
 
 @pytest.mark.parametrize(
-    ("preset", "players"), [("standard", 4), ("classic", 2), ("tournament", 8)]
+    ("preset", "players", "tick_ms"),
+    [
+        ("standard", 4, TICK_MS),
+        ("classic", 2, TICK_MS),
+        ("tournament", 8, TICK_MS),
+        ("standard", 4, 1),  # a log made before ticks, in milliseconds, replays as it was
+    ],
 )
 def test_replaying_the_records_rebuilds_every_event_and_the_final_state(
-    preset: str, players: int
+    preset: str, players: int, tick_ms: int
 ) -> None:
-    state, records, events = play_logged(preset, players, seed=7)
+    state, records, events = play_logged(preset, players, seed=7, tick_ms=tick_ms)
     replay = Replayer()
     entries = [replay.feed(raw) for raw in records]
     assert [e.events for e in entries] == events
@@ -68,6 +88,12 @@ def test_record_wire_form_round_trips_every_kind() -> None:
     ]
     for record in samples:
         assert decode(encode(record, CREATED, 4), CREATED, 4) == record
+        # In ticks, a time comes back rounded down to its tick.
+        ticked = decode(encode(record, CREATED, 4, TICK_MS), CREATED, 4, TICK_MS)
+        assert ticked.at_ms == CREATED + (record.at_ms - CREATED) // TICK_MS * TICK_MS
+    for tick in (1, TICK_MS):
+        creation = Record(Kind.CREATE, By.HOST, CREATED, state=b"\x01{}", tick_ms=tick)
+        assert decode(encode(creation, 0, 0), 0, 0) == creation
 
 
 def test_entries_show_the_contract_shape_and_history_positions() -> None:

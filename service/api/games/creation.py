@@ -10,7 +10,7 @@ from typing import Any
 from flask import request
 
 from service import rules
-from service.rules.log import By, Kind, Record
+from service.rules.log import TICK_MS, By, Kind, Record
 from service.store import NO_TOKEN
 from service.store.tokens import hash_token, invite_digest, new_invite, new_token
 from service.table import Applied, Seat, SeatKind, Table, advance
@@ -58,8 +58,8 @@ def build(body: dict[str, Any]) -> NewGame:
         )
         table = Table([_seat(s) for s in seats], bool(body.get("auto_deal", False)))
         table.turn_seconds = _turn_seconds(body.get("turn_seconds", 0))
-    table.created_ms = created
-    creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state))
+    table.created_ms, table.tick_ms = created, TICK_MS
+    creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
     table.restart_clock(state, [], created)
     applied = [Applied(creation, []), *advance(state, table, created, 1)]
     tokens = [new_token() if s.kind == SeatKind.PERSON else None for s in table.seats]

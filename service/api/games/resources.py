@@ -71,7 +71,8 @@ class Games(MethodView):
             raise storage_full()
         game = creation.build(body)
         n = game.state.n_players
-        records = [encode(step.record, game.table.created_ms, n) for step in game.applied]
+        table = game.table
+        records = [encode(step.record, table.created_ms, n, table.tick_ms) for step in game.applied]
         game_id = store().create(
             rules.dumps(game.state),
             game.host_token,
