@@ -121,8 +121,8 @@ def encode(record: Record, created_ms: int, n_players: int, tick_ms: int = 1) ->
     ticked = record.kind == Kind.CREATE and record.tick_ms == TICK_MS
     kind = _CREATE_IN_TICKS if ticked else int(record.kind)
     out = bytearray([kind * 8 + _BY.index(record.by)])
-    at = record.at_ms if record.kind == Kind.CREATE else max(record.at_ms - created_ms, 0)
-    _varint(at if record.kind == Kind.CREATE else at // tick_ms, out)
+    since = max(record.at_ms - created_ms, 0) // tick_ms
+    _varint(record.at_ms if record.kind == Kind.CREATE else since, out)
     _varint(0 if record.seat is None else record.seat + 1, out)
     if record.kind == Kind.PLAY and record.move is not None:
         assert record.move.tile is not None and record.move.train is not None
