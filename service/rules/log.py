@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
+from functools import cached_property
 from typing import Any
 
 from service.rules import codec
@@ -196,11 +197,12 @@ class Entry:
     events: list[Event]
     position: dict[str, Any] | None = None
 
-    @property
+    # Cached: a feed's readers each ask these of every entry they are sent.
+    @cached_property
     def ends_game(self) -> bool:
         return any(e["type"] == "game_over" for e in self.events)
 
-    @property
+    @cached_property
     def drawers(self) -> frozenset[int]:
         """Seats that drew in this entry: the only readers besides the host who see more of it
         than the public does."""
