@@ -53,9 +53,11 @@ def cache_policy(policy: CachePolicy) -> Callable[[Callable[P, R]], Callable[P, 
 
 
 def carries_token() -> bool:
-    req = request._get_current_object()  # type: ignore[attr-defined]
+    environ = request.environ
     # The query string is parsed only when there is one (most requests have none).
-    return "Authorization" in req.headers or bool(req.query_string and TOKEN_QUERY in req.args)
+    return "HTTP_AUTHORIZATION" in environ or bool(
+        environ.get("QUERY_STRING") and TOKEN_QUERY in request.args
+    )
 
 
 def apply_policy(response: Response) -> Response:

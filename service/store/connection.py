@@ -21,8 +21,10 @@ becomes a 503, instead of holding a worker thread or greenlet until the kernel g
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import TypeAlias
+from queue import Empty, Full
+from typing import Any, TypeAlias
 
 import redis
 from redis.backoff import NoBackoff
@@ -30,6 +32,40 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
+
+
+class LeanPool(redis.BlockingConnectionPool):
+    """redis-py's blocking pool without its per-checkout bookkeeping for OpenTelemetry and
+    server maintenance notifications, neither of which this service uses (measured: 35k of the
+    119k instructions of a pooled HGETALL). Waiting, connecting, the check that a pooled
+    connection holds no stray reply, and fork safety stay as they are."""
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        self._checkpid()
+        try:
+            connection = self.pool.get(block=True, timeout=self.timeout)
+        except Empty:
+            raise redis.ConnectionError("No connection available.") from None
+        if connection is None:
+            connection = self.make_connection()  # type: ignore[no-untyped-call]
+        try:
+            connection.connect()
+            if connection.can_read():  # a reply nobody read, or a socket Redis closed
+                connection.disconnect()
+                connection.connect()
+        except BaseException:
+            self.release(connection)
+            raise
+        return connection
+
+    def release(self, connection: Any) -> None:
+        self._checkpid()
+        if not self.owns_connection(connection):  # made before a fork
+            connection.disconnect()
+            self.pool.put_nowait(None)
+            return
+        with contextlib.suppress(Full):
+            self.pool.put_nowait(connection)
 
 
 @dataclass(frozen=True)
@@ -60,7 +96,7 @@ def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> Re
             timeout=lim.pool_timeout,
             retry=Retry(NoBackoff(), 0),
         )
-    pool = redis.BlockingConnectionPool.from_url(
+    pool = LeanPool.from_url(
         url,
         max_connections=lim.pool_size,
         timeout=lim.pool_timeout,

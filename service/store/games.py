@@ -30,6 +30,7 @@ from redis.cluster import RedisCluster
 from service.rules import Role
 
 from . import keys, scripts
+from .direct import Direct, Script
 from .memory import MemoryWatch
 from .sealed import seal, unseal
 from .tokens import hash_token, new_game_id, token_matches
@@ -184,7 +185,9 @@ class GameStore:
         self.undealt_ttl = int(min(undealt_ttl, game_ttl))
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self._create = client.register_script(scripts.CREATE_GAME)
-        self._cas = client.register_script(scripts.COMPARE_AND_SET)
+        # The two commands of nearly every request skip redis-py's per-command layers.
+        self.direct = Direct(client)
+        self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
         self._count = client.register_script(scripts.COUNT_REQUEST)
 
     def count_request(self, key: str, window: int) -> tuple[int, int]:
@@ -275,7 +278,7 @@ class GameStore:
             if count_rate:
                 rate = replies[-1]
         else:
-            fields = self.client.hgetall(gkey)
+            fields = self.direct.hgetall(gkey)
         if not fields or b"v" not in fields:
             raise GameNotFound(game_id)
         seats = fields.get(b"t", b"")

@@ -7,6 +7,7 @@ import marshmallow as ma
 from service.rules import Action
 
 from ..fields import tile_field
+from ..parsing import PlainBodySchema
 
 TRAIN = ma.fields.String(
     required=True,
@@ -15,12 +16,12 @@ TRAIN = ma.fields.String(
 )
 
 
-class PlaySchema(ma.Schema):
+class PlaySchema(PlainBodySchema):
     tile = tile_field(required=True)
     train = TRAIN
 
 
-class MoveSchema(ma.Schema):
+class MoveSchema(PlainBodySchema):
     """A move object exactly as legal-moves lists it."""
 
     action = ma.fields.String(
