@@ -93,6 +93,21 @@ def if_match_ok(version: int) -> bool | None:
     return _matches(header, version, IF_MATCH_WEAK_MATCHES)
 
 
+def if_match_version() -> int | None:
+    """The one version ``If-Match`` names as a single strong tag, else None (no header, ``*``,
+    several tags, a weak or malformed one: for those the full check decides)."""
+    header = request.headers.get(IF_MATCH)
+    if header is None:
+        return None
+    try:
+        tags = parse_etags(header)
+    except ApiError:
+        return None
+    if tags is None or len(tags) != 1 or tags[0][0] or not tags[0][1].isdigit():
+        return None
+    return int(tags[0][1])
+
+
 def check_if_match(version: int) -> bool:
     """Refuse (412) a request whose If-Match names another version; True when one was sent
     (a lost race then also answers 412, since the client asked for that version)."""

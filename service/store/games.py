@@ -150,6 +150,12 @@ class GameRecord:
     rate_count: int = 0
     rate_reset: int = 0
 
+    def after(self, change: Change, version: int) -> GameRecord:
+        """The record as stored once ``change`` is applied on top of this one at ``version``."""
+        seats = self.seat_digests if change.seat_digests is None else tuple(change.seat_digests)
+        table = self.table if change.table is None else change.table
+        return GameRecord(self.game_id, version, change.state, self.host_digest, seats, table)
+
     def identify(self, token: str) -> Role | None:
         """The host, a seat, or None for a token of no role in this game.
 
@@ -314,6 +320,10 @@ class GameStore:
         state was ever dealt (else the game keeps its short TTL). Raises
         VersionConflict, GameNotFound or IdempotentReplay; on any of them nothing was written.
         """
+        if not change.records:
+            # Every stored change moves the version: a game's version then names its whole
+            # record, which is what lets the API act on a copy it read at that version.
+            raise ValueError("a change without log records")
         ttl = self.ttl(dealt)
         key_list = [keys.game_key(game_id), keys.log_key(game_id)]
         fields = change.fields()

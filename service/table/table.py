@@ -23,7 +23,7 @@ class SeatKind(StrEnum):
     OPEN = "open"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Seat:
     """``invite`` is the digest of an open seat's invite (never the invite itself)."""
 
@@ -48,6 +48,18 @@ class Table:
     used_invites: list[str] = field(default_factory=list)
     created_ms: int = 0  # log times are kept relative to it
     tick_ms: int = 1  # in ticks of this many milliseconds (1: a game made before ticks)
+
+    def copy(self) -> Table:
+        """A copy to change: seats are replaced, never changed (frozen), so they are shared."""
+        return Table(
+            list(self.seats),
+            self.auto_deal,
+            self.turn_seconds,
+            self.deadline_ms,
+            list(self.used_invites),
+            self.created_ms,
+            self.tick_ms,
+        )
 
     @classmethod
     def of_people(cls, n: int) -> Table:

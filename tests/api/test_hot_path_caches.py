@@ -8,7 +8,7 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from service import rules
-from service.api.gameplay import DecodedStates
+from service.api.gameplay import Decoded
 from service.api.moves.schemas import MoveSchema, PlaySchema
 from service.api.parsing import OrjsonParser
 
@@ -48,7 +48,7 @@ def test_decoded_states_are_copies_and_bounded() -> None:
     state = rules.new_game(["a", "b", "c"], seed=3)
     rules.deal(state)
     raw = rules.dumps(state)
-    decoded = DecodedStates(2)
+    decoded = Decoded(2, rules.loads, rules.GameState.copy)
     one, two = decoded.get(raw), decoded.get(raw)
     assert one is not two and rules.dumps(one) == rules.dumps(two) == raw
     turn = one.turn

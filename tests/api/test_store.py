@@ -123,15 +123,21 @@ def test_every_change_publishes_its_records_as_a_wake_up(
         listening(pubsub, redis_client)
         # Records are binary: spaces, colons and digits inside must survive.
         assert gs.save(gid, 1, Change(b"s2", [b"a b", b"12:x:", b""])) == 4
-        assert gs.save(gid, 4, Change(b"s3", [])) == 4
         heard = [pubsub.get_message(timeout=2) for _ in range(2)]
     finally:
         pubsub.close()
     assert [parse_wakeup(m["data"]) for m in heard if m] == [
         Wakeup(gid, 4, [b"a b", b"12:x:", b""]),
-        Wakeup(gid, 4, []),
     ]
     assert Wakeup(gid, 4, [b"a b", b"12:x:", b""]).first == 2
+
+
+def test_a_change_without_records_is_refused(gs: GameStore) -> None:
+    # The version must move with every change: it names the whole record.
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
+    with pytest.raises(ValueError, match="without log records"):
+        gs.save(gid, 1, Change(b"s2", []))
+    assert (gs.load(gid).version, gs.load(gid).state) == (1, b"s1")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ bot moves)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flask import request
@@ -66,8 +66,8 @@ def build(body: dict[str, Any]) -> NewGame:
     invites: list[str | None] = [None] * len(table.seats)
     for number, seat in enumerate(table.seats):
         if seat.kind == SeatKind.OPEN:
-            invites[number] = new_invite()
-            seat.invite = invite_digest(invites[number] or "")
+            invite = invites[number] = new_invite()
+            table.seats[number] = replace(seat, invite=invite_digest(invite))
     return NewGame(state, table, applied, tokens, invites, new_token())
 
 

@@ -14,7 +14,7 @@ from service.rules.log import By, Record
 from .. import examples
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER
-from ..gameplay import commit, load_game, now_ms
+from ..gameplay import commit, load_game, now_ms, on_known_record
 from ..games.schemas import ActionResultSchema, EmptySchema
 from ..parsing import Blueprint
 from .schemas import MoveSchema, PlaySchema
@@ -33,11 +33,15 @@ ERRORS = (400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
 def act(game_id: str, move: dict[str, Any]) -> Response:
     """Parse the move (engine), load the game as its seat, apply, save, respond."""
     parsed = rules.Move.from_json(move)
-    g = load_game(game_id, RoleKind.SEAT, mutating=True)
-    seat = g.seat
-    assert seat is not None  # load_game checked the role
-    record = Record.of_move(parsed, seat, By.PLAYER, now_ms())
-    return commit(g, lambda state: rules.apply(state, seat, parsed), record)
+
+    def run(known: bool) -> Response:
+        g = load_game(game_id, RoleKind.SEAT, mutating=True, known=known)
+        seat = g.seat
+        assert seat is not None  # load_game checked the role
+        record = Record.of_move(parsed, seat, By.PLAYER, now_ms())
+        return commit(g, lambda state: rules.apply(state, seat, parsed), record)
+
+    return on_known_record(run)
 
 
 def action_doc(example: dict[str, Any] | None = None) -> Any:

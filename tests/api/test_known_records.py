@@ -1,0 +1,71 @@
+"""A move naming the version this process last saw skips reading the game; when that copy was
+behind, the answer is still exactly the one a plain read gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from flask.testing import FlaskClient
+
+from service.api.etag import STALE_CODE
+from service.api.gameplay import KNOWN
+from service.store import Change, GameStore
+from service.store import keys as K
+
+from .conftest import Game, bearer, dealt_game
+
+
+def calls(r: redis.Redis, command: str) -> int:
+    stats: dict[str, Any] = r.info("commandstats")
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def turn_and_move(game: Game) -> tuple[int, dict[str, Any], int]:
+    view = game.view()
+    seat = view["turn"]
+    return seat, game.legal(seat)[0], view["version"]
+
+
+def test_a_move_on_a_known_version_reads_nothing(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    seat, move, version = turn_and_move(game)  # legal-moves read the game: it is known
+    before = calls(redis_client, "hgetall")
+    r = game.move(seat, move, **{"If-Match": f'"{version}"'})
+    assert r.status_code == 200, r.json
+    assert calls(redis_client, "hgetall") == before
+    assert game.version() == r.json["version"] > version
+
+
+def test_a_copy_that_fell_behind_answers_as_a_read_does(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    seat, move, version = turn_and_move(game)
+    stale = KNOWN.get(game.id, version)
+    assert stale is not None
+    # Another instance changes the game; this process still knows the old record.
+    GameStore(redis_client).save(game.id, version, Change(stale.state, [b"\x00"]))
+    r = game.move(seat, move, **{"If-Match": f'"{version}"'})
+    assert r.status_code == 412, r.json
+    assert (r.json["code"], r.json["version"]) == (STALE_CODE, version + 1)
+    assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version + 1
+
+
+def test_a_token_revoked_behind_a_known_copy_is_refused_as_unknown(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    seat, move, version = turn_and_move(game)
+    stale = KNOWN.get(game.id, version)
+    assert stale is not None
+    r = client.put(f"{game.url}/seats/{seat}", json={"bot": "random"}, headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    KNOWN.keep(stale)  # as if another instance had made the change
+    moved = int(redis_client.hget(K.game_key(game.id), "v") or 0)
+    r = game.move(seat, move, **{"If-Match": f'"{version}"'})
+    assert r.status_code == 401, r.json
+    assert r.json["code"] == "invalid_token"
+    assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == moved
