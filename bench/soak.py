@@ -407,6 +407,53 @@ def fds(pid: int) -> int:
         return 0
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+class CpuMeter:
+    """CPU the stack's processes used between two calls; a recycled worker's successor counts
+    from its start, and a worker that exited counts up to its last reading."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, float] = {}
+
+    def used(self, pids: list[int]) -> float:
+        total = 0.0
+        for pid in pids:
+            now = cpu_seconds(pid)
+            total += max(0.0, now - self.seen.get(pid, 0.0))
+            self.seen[pid] = now
+        return total
+
+
+def reference_ms() -> float:
+    """Wall time of a fixed piece of pure Python in this process: it grows when the machine
+    gives everything less CPU (other tenants, a slower host), while the stack's load is paced."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(200_000):
+        total += i * i
+    return (time.perf_counter() - started) * 1000 if total else 0.0
+
+
+def client_names(client: redis.Redis) -> dict[str, int]:
+    """Redis clients per connection name (each pool names its connections)."""
+    counts: dict[str, int] = {}
+    for c in client.client_list():
+        name = c.get("name") or "(unnamed)"
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 def sample(stack: Stack, client: redis.Redis) -> dict[str, Any]:
     procs = stack.processes()
     info = client.info()
@@ -416,6 +463,7 @@ def sample(stack: Stack, client: redis.Redis) -> dict[str, Any]:
         "fds": sum(fds(p) for p in procs["workers"] + procs["nginx"]),
         "redis_mib": int(info["used_memory"]) / 2**20,
         "redis_clients": int(info["connected_clients"]),
+        "reference_ms": reference_ms(),
     }
 
 
@@ -467,6 +515,8 @@ def soak(stack: Stack, rate: float) -> list[dict[str, Any]]:
     client = redis.Redis(unix_socket_path=str(stack.redis_socket))
     rows: list[dict[str, Any]] = []
     pending = Tally()
+    meter = CpuMeter()
+    meter.used(stack_pids(stack))
     stream_events: list[tuple[float, str, str]] = []
     for minute in range(1, int(MINUTES) + 1):
         boundary, samples, next_sample = start + minute * MINUTE, [], time.time()
@@ -483,10 +533,17 @@ def soak(stack: Stack, rate: float) -> list[dict[str, Any]]:
             )
         row = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
         row.update(minute_figures(minute, start, pending, stream_events))
+        row["cpu_ms_per_request"] = meter.used(stack_pids(stack)) * 1000 / max(1, row["requests"])
+        row["client_names"] = client_names(client)
         rows.append(row)
         print(format_row(row), flush=True)
     finish(procs, lambda: drain(out, streams_out, Tally(), [], timeout=1.0))
     return rows
+
+
+def stack_pids(stack: Stack) -> list[int]:
+    procs = stack.processes()
+    return procs["workers"] + procs["masters"] + procs["nginx"] + procs["redis"]
 
 
 def finish(procs: list[Any], drain_once: Any) -> None:
@@ -554,14 +611,16 @@ def format_row(row: dict[str, Any]) -> str:
         f" | {row['errors']:>3} | {row['bad']:>4} | {row['stream_connects']:>4}"
         f" | {row['stream_resumes']:>4} | {row['stream_entries']:>6} | {row['workers']:>2}"
         f" | {row['rss_mib']:7.1f} | {row['fds']:>5} | {row['redis_mib']:6.2f}"
-        f" | {row['redis_clients']:>4} |"
+        f" | {row['redis_clients']:>4} | {row['cpu_ms_per_request']:5.2f}"
+        f" | {row['reference_ms']:5.1f} |"
     )
 
 
 HEADER = (
     "| min | requests | p50 ms | p99 ms | errors | bad requests | stream connects | resumed"
-    " | stream entries | workers | worker RSS MiB | fds | Redis MiB | Redis clients |\n"
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    " | stream entries | workers | worker RSS MiB | fds | Redis MiB | Redis clients"
+    " | stack CPU ms/request | reference ms |\n"
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 
@@ -618,7 +677,11 @@ def chart(rows: list[dict[str, Any]], path: Path) -> None:
         (axes[0][1], [("fds", "open fds, workers + nginx")], "file descriptors"),
         (axes[1][0], [("redis_mib", "Redis used_memory")], "MiB"),
         (axes[1][1], [("redis_clients", "Redis connected_clients")], "clients"),
-        (axes[2][0], [("p50_ms", "p50"), ("p99_ms", "p99")], "ms"),
+        (
+            axes[2][0],
+            [("p50_ms", "p50"), ("p99_ms", "p99"), ("reference_ms", "reference loop")],
+            "ms",
+        ),
         (
             axes[2][1],
             [("requests", "requests"), ("stream_entries", "SSE entries read")],
@@ -664,7 +727,15 @@ def report(rows: list[dict[str, Any]], cap: float, rate: float, loads: tuple[str
         f"{loads[1]} at the end.",
         "",
         "Worker RSS is the sum over every gunicorn worker of both pools (API workers are recycled "
-        "after 20,000 requests, as deployed); fds counts the workers' and nginx's.",
+        "after 20,000 requests, as deployed); fds counts the workers' and nginx's. Stack CPU is "
+        "the CPU time of every process of the stack (workers, masters, nginx, Redis) that minute "
+        "per request: it grows if the service does more work per request. Reference is the wall "
+        "time of a fixed loop of pure Python in the soak's own process (median of the minute's "
+        "readings): it grows when the machine gives everything less CPU.",
+        "",
+        "Redis clients by connection name in the last minute: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(rows[-1]["client_names"].items()))
+        + ".",
         "",
         HEADER,
         *(format_row(r) for r in rows),

@@ -91,8 +91,16 @@ if POOL == "streams":
     # blocking (redis-py waits for a free connection instead of failing at once).
     os.environ.setdefault("REDIS_POOL_SIZE", "64")
     os.environ.setdefault("REDIS_POOL_TIMEOUT_MS", "1000")
-elif POOL != "api":
+elif POOL == "api":
+    # A thread sends one command at a time; two more for the wake-up subscription and the
+    # ticker of a process that serves streams itself (no nginx in front).
+    os.environ.setdefault("REDIS_POOL_SIZE", str(threads + 2))
+else:
     raise SystemExit(f"GUNICORN_POOL must be api or streams, not {POOL!r}")
+# Each worker opens its whole pool at start, named after its pool (CLIENT LIST): the number of
+# Redis clients is then workers x pool size, and one that grows is a leak, not a busy minute.
+os.environ.setdefault("REDIS_POOL_PREFILL", "1")
+os.environ.setdefault("REDIS_CLIENT_NAME", f"mexican-train-{POOL}")
 
 accesslog = os.environ.get("ACCESS_LOG") or None
 # When turned on, one JSON object per line (the app's own request line has more: route template,

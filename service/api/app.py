@@ -196,6 +196,8 @@ def redis_limits(settings: Settings) -> Limits:
         connect_timeout=settings.redis_connect_timeout_ms / 1000,
         pool_size=settings.redis_pool_size,
         pool_timeout=settings.redis_pool_timeout_ms / 1000,
+        prefill=settings.redis_pool_prefill,
+        client_name=settings.redis_client_name,
     )
 
 

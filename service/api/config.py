@@ -42,6 +42,11 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_CONNECT_TIMEOUT_MS": 250,
     "REDIS_POOL_SIZE": 16,
     "REDIS_POOL_TIMEOUT_MS": 250,
+    # Open the whole pool when the process starts: the Redis client count is then a constant
+    # of the deployment (processes x pool size), so a count that grows means a leak.
+    "REDIS_POOL_PREFILL": False,
+    # CLIENT SETNAME of every connection (CLIENT LIST tells the pools apart).
+    "REDIS_CLIENT_NAME": "mexican-train",
     # New games are refused (503 storage_full) once a Redis master uses this % of its
     # maxmemory, keeping the rest for games in play; 0: only when Redis itself refuses.
     "STORAGE_FULL_PERCENT": 90,
@@ -79,6 +84,8 @@ class Settings:
     redis_connect_timeout_ms: int
     redis_pool_size: int
     redis_pool_timeout_ms: int
+    redis_pool_prefill: bool
+    redis_client_name: str
     storage_full_percent: int
     redis_memory_sample_seconds: int
     min_turn_seconds: int

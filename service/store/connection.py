@@ -22,6 +22,7 @@ becomes a 503, instead of holding a worker thread or greenlet until the kernel g
 from __future__ import annotations
 
 import contextlib
+import logging
 from dataclasses import dataclass
 from queue import Empty, Full
 from typing import Any, TypeAlias
@@ -32,6 +33,8 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
+
+log = logging.getLogger(__name__)
 
 
 class LeanPool(redis.BlockingConnectionPool):
@@ -77,6 +80,8 @@ class Limits:
     pool_size: int = 16
     pool_timeout: float = 0.25
     health_check_interval: int = 30
+    prefill: bool = False  # open every pooled connection at once (single server only)
+    client_name: str | None = None
 
 
 def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> RedisClient:
@@ -95,6 +100,7 @@ def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> Re
             max_connections=lim.pool_size,
             timeout=lim.pool_timeout,
             retry=Retry(NoBackoff(), 0),
+            client_name=lim.client_name,
         )
     pool = LeanPool.from_url(
         url,
@@ -104,5 +110,22 @@ def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> Re
         socket_connect_timeout=lim.connect_timeout,
         health_check_interval=lim.health_check_interval,
         retry=Retry(NoBackoff(), 0),
+        client_name=lim.client_name,
     )
+    if lim.prefill:
+        prefill(pool, lim.pool_size)
     return redis.Redis(connection_pool=pool)
+
+
+def prefill(pool: redis.ConnectionPool, n: int) -> None:
+    """Open ``n`` connections now and leave them in the pool. A Redis that does not answer yet
+    is no reason to fail a start: the pool then opens them when needed, as it does anyway."""
+    held: list[Any] = []
+    try:
+        for _ in range(n):
+            held.append(pool.get_connection())
+    except redis.RedisError as exc:
+        log.warning("redis pool not prefilled (%d of %d open): %s", len(held), n, exc)
+    finally:
+        for conn in held:
+            pool.release(conn)

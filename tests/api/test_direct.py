@@ -91,3 +91,27 @@ def test_threads_share_the_pool(redis_server: RedisServer) -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_prefilled_pool_opens_every_connection_named(redis_server: RedisServer) -> None:
+    watch = redis.Redis.from_url(redis_server.url)
+
+    def named() -> int:
+        return sum(1 for c in watch.client_list() if c["name"] == "prefill-probe")
+
+    before = named()
+    limits = Limits(pool_size=3, prefill=True, client_name="prefill-probe")
+    c = connect(redis_server.url, limits=limits)
+    assert named() - before == 3
+    for _ in range(20):
+        assert c.ping()
+    assert named() - before == 3
+    c.connection_pool.disconnect()
+    assert named() == before
+
+
+def test_prefill_does_not_fail_a_start_without_redis() -> None:
+    limits = Limits(pool_size=2, prefill=True, connect_timeout=0.1)
+    c = connect("redis://127.0.0.1:1/0", limits=limits)  # nothing listens there
+    with pytest.raises(redis.ConnectionError):
+        c.ping()
