@@ -95,12 +95,22 @@ class Decoded(Generic[T]):
             self._by_raw[raw] = value
 
 
+def _decode_state(raw: bytes) -> rules.GameState:
+    """The state, with the legal moves of the seat on turn already made: its copies share
+    them, so legal-moves and the move that follows (which checks against them) do not each
+    generate them again."""
+    state = rules.loads(raw)
+    if state.turn is not None:
+        rules.legal_moves(state, state.turn)
+    return state
+
+
 def _decode_table(raw: bytes) -> Table:
     return Table.from_json(orjson.loads(raw))
 
 
 # A few KB each.
-DECODED = Decoded(256, rules.loads, rules.GameState.copy)
+DECODED = Decoded(256, _decode_state, rules.GameState.copy)
 DECODED_TABLES = Decoded(256, _decode_table, Table.copy)
 
 

@@ -176,7 +176,9 @@ class GameState:
         new.must_follow = self.must_follow
         new.consecutive_marks = self.consecutive_marks
         new.winners = None if self.winners is None else list(self.winners)
-        new._legal = None
+        # Shared: the cached list is never handed out (callers get copies) and any change of
+        # either state drops it, so it stays the legal moves of both until one of them moves.
+        new._legal = self._legal
         return new
 
     def reindex(self) -> None:

@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 
 from service.api.etag import STALE_CODE
 from service.api.gameplay import KNOWN
-from service.store import Change, GameStore
+from service.store import Change, GameRecord, GameStore
 from service.store import keys as K
 
 from .conftest import Game, bearer, dealt_game
@@ -25,6 +25,15 @@ def turn_and_move(game: Game) -> tuple[int, dict[str, Any], int]:
     view = game.view()
     seat = view["turn"]
     return seat, game.legal(seat)[0], view["version"]
+
+
+def known_turn(client: FlaskClient) -> tuple[Game, int, dict[str, Any], int, GameRecord]:
+    """A dealt game whose record this process knows (legal-moves read it)."""
+    game = dealt_game(client)
+    seat, move, version = turn_and_move(game)
+    known = KNOWN.get(game.id, version)
+    assert known is not None
+    return game, seat, move, version, known
 
 
 def test_a_move_on_a_known_version_reads_nothing(
@@ -42,10 +51,7 @@ def test_a_move_on_a_known_version_reads_nothing(
 def test_a_copy_that_fell_behind_answers_as_a_read_does(
     client: FlaskClient, redis_client: redis.Redis
 ) -> None:
-    game = dealt_game(client)
-    seat, move, version = turn_and_move(game)
-    stale = KNOWN.get(game.id, version)
-    assert stale is not None
+    game, seat, move, version, stale = known_turn(client)
     # Another instance changes the game; this process still knows the old record.
     GameStore(redis_client).save(game.id, version, Change(stale.state, [b"\x00"]))
     r = game.move(seat, move, **{"If-Match": f'"{version}"'})
@@ -57,10 +63,7 @@ def test_a_copy_that_fell_behind_answers_as_a_read_does(
 def test_a_token_revoked_behind_a_known_copy_is_refused_as_unknown(
     client: FlaskClient, redis_client: redis.Redis
 ) -> None:
-    game = dealt_game(client)
-    seat, move, version = turn_and_move(game)
-    stale = KNOWN.get(game.id, version)
-    assert stale is not None
+    game, seat, move, version, stale = known_turn(client)
     r = client.put(f"{game.url}/seats/{seat}", json={"bot": "random"}, headers=bearer(game.host))
     assert r.status_code == 200, r.json
     KNOWN.keep(stale)  # as if another instance had made the change
