@@ -12,14 +12,21 @@ each command by its key.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any
 
 import redis
 from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import AskError, MovedError, NoScriptError, RedisError, ResponseError
 
 EncodableArg = bytes | str | int | float
+
+# On a cluster a write is acknowledged once a replica holds it too (or after WAIT_MS when none
+# answers, rather than failing a write that was made): replication is asynchronous, and a master
+# killed right after answering would otherwise take an acknowledged move with it.
+REPLICAS_TO_WAIT = 1
+WAIT_MS = 200
 
 
 class Direct:
@@ -48,6 +55,47 @@ class Direct:
         finally:
             self.pool.release(conn)
 
+    def write(self, key: str, *args: EncodableArg) -> Any:
+        """A command that writes ``key``: :meth:`execute`, and on a cluster followed by WAIT on
+        the same connection of the key's master."""
+        if not isinstance(self.client, RedisCluster):
+            return self.execute(*args)
+        if self.client.get_node_from_key(key, replica=True) is None:  # type: ignore[no-untyped-call]
+            return self.execute(*args)  # no replica to wait for (WAIT would sit out WAIT_MS)
+        node = self.client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+        pool = self.client.get_redis_connection(node).connection_pool
+        try:
+            conn: Any = pool.get_connection()
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._refresh()  # the master may be gone: learn who serves its slots now
+            raise
+        try:
+            conn.send_packed_command(
+                conn.pack_commands([args, ("WAIT", REPLICAS_TO_WAIT, WAIT_MS)])
+            )
+            reply, _ = _reply(conn), _reply(conn)
+        except (redis.ConnectionError, redis.TimeoutError):
+            conn.disconnect()
+            self._refresh()
+            raise
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+        if isinstance(reply, MovedError | AskError):
+            # Not run there (the slot moves): the cluster client's own path follows it.
+            self._refresh()
+            return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+        if isinstance(reply, ResponseError):
+            raise reply
+        return reply
+
+    def _refresh(self) -> None:
+        assert isinstance(self.client, RedisCluster)
+        with contextlib.suppress(RedisError):
+            self.client.nodes_manager.initialize()
+
     def hgetall(self, key: str) -> dict[bytes, bytes]:
         reply = self.execute("HGETALL", key)
         if isinstance(reply, dict):  # RESP3
@@ -66,6 +114,15 @@ class Script:
 
     def __call__(self, keys: list[str], args: list[Any]) -> Any:
         try:
-            return self.direct.execute("EVALSHA", self.sha, len(keys), *keys, *args)
+            return self.direct.write(keys[0], "EVALSHA", self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            return self.direct.execute("EVAL", self.source, len(keys), *keys, *args)
+            return self.direct.write(keys[0], "EVAL", self.source, len(keys), *keys, *args)
+
+
+def _reply(conn: Any) -> Any:
+    """The next reply, an error reply returned rather than raised (the one after it must still
+    be read off the connection)."""
+    try:
+        return conn.read_response()
+    except ResponseError as err:
+        return err

@@ -114,6 +114,14 @@ class LocalRedisCluster(Managed):
             if time.monotonic() > deadline:
                 raise RuntimeError("replicas did not sync")
             time.sleep(0.05)
+        # Every node must also name the replicas in CLUSTER SLOTS (gossip), since that is where
+        # a client learns the topology: a client that starts sooner knows no replica.
+        while not all(
+            all(len(slots) == 3 + self.replicas for slots in c.cluster("SLOTS")) for c in clients
+        ):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the replicas are not in every node's CLUSTER SLOTS")
+            time.sleep(0.05)
 
     def _wait_ready(self, clients: list[redis.Redis], timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -15,7 +15,9 @@ import redis
 import requests
 from redis.cluster import RedisCluster
 
+from service.store import NO_TOKEN, Change, GameStore, connect
 from service.store import keys as K
+from service.store.tokens import hash_token, new_token
 from tests.cluster.local_cluster import SLOTS, LocalRedisCluster
 from tests.faults.load import Journal, play_during, specs, total_actions, wait_for
 from tests.servers import start_gunicorn
@@ -138,3 +140,76 @@ def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedis
     )
     assert probes[VICTIM].down > 0, "the probe saw no outage"
     assert all(p.down < 1.0 for i, p in enumerate(probes) if i != VICTIM), down
+
+
+def test_an_acknowledged_write_is_on_a_replica(replicated: LocalRedisCluster) -> None:
+    """Replication is asynchronous: the compare-and-set waits (WAIT) until a replica has the
+    change before the store returns, so a master killed next cannot take it away."""
+    client = connect(replicated.url, cluster=True)
+    assert isinstance(client, RedisCluster)
+    gs = GameStore(client)
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
+    key = K.game_key(gid)
+    master_node = client.get_node_from_key(key)
+    replica_node = client.get_node_from_key(key, replica=True)
+    master = redis.Redis(host=master_node.host, port=master_node.port)
+    replica = redis.Redis(host=replica_node.host, port=replica_node.port)
+    replica.execute_command("READONLY")
+
+    def waits() -> int:
+        return int(master.info("commandstats").get("cmdstat_wait", {}).get("calls", 0))
+
+    assert gs.save(gid, 1, Change(b"s", [b"r"])) == 2  # loads the script on that master
+    before = waits()
+    for version in range(2, 22):
+        assert gs.save(gid, version, Change(b"s", [b"r"])) == version + 1
+        assert replica.hget(key, "v") == str(version + 1).encode()
+    assert waits() == before + 20
+    client.close()
+
+
+def test_a_write_to_a_dead_master_fails_then_finds_the_promoted_replica(
+    replicated: LocalRedisCluster,
+) -> None:
+    client = connect(replicated.url, cluster=True)
+    assert isinstance(client, RedisCluster)
+    gs = GameStore(client)
+    victim = replicated.nodes[VICTIM]
+    gid = next(
+        g
+        for g in (gs.create(b"s1", new_token(), [NO_TOKEN], [b"r1"]) for _ in range(200))
+        if client.get_node_from_key(K.game_key(g)).port == victim.port
+    )
+    victim.proc.kill()
+    victim.proc.wait()
+    with pytest.raises((redis.ConnectionError, redis.TimeoutError)):
+        gs.save(gid, 1, Change(b"s2", [b"r2"]))
+    wait_promoted(replicated, victim.port)
+    deadline = time.monotonic() + 15
+    while True:  # the slot map is refreshed by the failed write (and again until promoted)
+        try:
+            assert gs.save(gid, 1, Change(b"s2", [b"r2"])) == 2
+            break
+        except (redis.ConnectionError, redis.TimeoutError):
+            assert time.monotonic() < deadline, "the promoted replica was never found"
+            time.sleep(0.2)
+    assert gs.load(gid).version == 2
+    client.close()
+
+
+def test_a_write_sent_to_a_master_without_the_slot_follows_moved(
+    replicated: LocalRedisCluster,
+) -> None:
+    client = connect(replicated.url, cluster=True)
+    assert isinstance(client, RedisCluster)
+    gs = GameStore(client)
+    gid = gs.create(b"s1", new_token(), [NO_TOKEN], [b"r1"])
+    slot = client.keyslot(K.game_key(gid))
+    right = client.nodes_manager.slots_cache[slot]
+    wrong = next(n for n in client.get_primaries() if n.port != right[0].port)
+    # A stale slot map: the master named first no longer serves this slot (answers MOVED).
+    client.nodes_manager.slots_cache[slot] = [wrong, *right[1:]]
+    assert gs.save(gid, 1, Change(b"s2", [b"r2"])) == 2
+    assert gs.load(gid).version == 2  # applied once, where the slot lives
+    assert client.get_node_from_key(K.game_key(gid)).port == right[0].port
+    client.close()
