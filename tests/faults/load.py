@@ -170,10 +170,22 @@ def play_during(
     return played, journal
 
 
+def read_view(url: str, game_id: str) -> dict[str, Any]:
+    """The game's public view; a 503 (a worker meeting a failed-over shard for the first time
+    answers one, as documented) is asked again after its Retry-After, as any client does."""
+    for _ in range(10):
+        r = requests.get(f"{url}/api/v1/games/{game_id}", timeout=10)
+        if r.status_code != 503:
+            break
+        time.sleep(float(r.headers.get("Retry-After", "1")))
+    view: dict[str, Any] = r.json()
+    return view
+
+
 def check_game(url: str, game: Played) -> None:
     want = play_local(game.spec)
-    view = requests.get(f"{url}/api/v1/games/{game.created['game_id']}", timeout=10).json()
-    assert view["status"] == "game_over"
+    view = read_view(url, str(game.created["game_id"]))
+    assert view["status"] == "game_over", view
     assert (game.result.digest, game.result.totals) == (want.digest, want.totals)
     assert game.applied == want.moves + len(want.rounds[0]), "each move and deal seen once"
     assert view["version"] == 1 + game.applied, "no action lost or applied twice"
