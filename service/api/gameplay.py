@@ -7,7 +7,6 @@ to :func:`commit`. Nothing here knows a rule; the engine (``service.rules``) dec
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -37,6 +36,7 @@ from .idempotency import request_idempotency_key
 from .limits import rate_limited
 from .observability import record_cas_conflict, record_move
 from .problems import ApiError
+from .remembered import Remembered
 from .store_access import store
 from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response
 
@@ -74,25 +74,20 @@ class Decoded(Generic[T]):
     is never handed out, so no request sees another's changes."""
 
     def __init__(self, size: int, decode: Callable[[bytes], T], copy: Callable[[T], T]) -> None:
-        self.size = size
         self.decode = decode
         self.copy = copy
-        self._by_raw: dict[bytes, T] = {}
-        self._lock = threading.Lock()
+        self.kept: Remembered[bytes, T] = Remembered(size)
 
     def get(self, raw: bytes) -> T:
-        kept = self._by_raw.get(raw)
+        kept = self.kept.get(raw)
         if kept is None:
             kept = self.decode(raw)
-            self.keep(raw, kept)
+            self.kept.put(raw, kept)
         return self.copy(kept)
 
     def keep(self, raw: bytes, value: T) -> None:
         """Remember ``value`` (which its owner no longer changes) as the decoding of ``raw``."""
-        with self._lock:
-            if len(self._by_raw) >= self.size:
-                del self._by_raw[next(iter(self._by_raw))]  # the oldest
-            self._by_raw[raw] = value
+        self.kept.put(raw, value)
 
 
 def _decode_state(raw: bytes) -> rules.GameState:
@@ -121,22 +116,16 @@ class KnownRecords:
     see :func:`on_known_record` for when the copy was behind."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
-        self._by_game: dict[str, GameRecord] = {}
-        self._lock = threading.Lock()
+        self.by_game: Remembered[str, GameRecord] = Remembered(size)
 
     def get(self, game_id: str, version: int) -> GameRecord | None:
-        record = self._by_game.get(game_id)
+        record = self.by_game.get(game_id)
         return record if record is not None and record.version == version else None
 
     def keep(self, record: GameRecord) -> None:
-        with self._lock:
-            self._by_game.pop(record.game_id, None)
-            if len(self._by_game) >= self.size:
-                del self._by_game[next(iter(self._by_game))]  # the oldest
-            if record.kept is not None or record.rate_count:
-                record = replace(record, kept=None, rate_count=0, rate_reset=0)
-            self._by_game[record.game_id] = record
+        if record.kept is not None or record.rate_count:
+            record = replace(record, kept=None, rate_count=0, rate_reset=0)
+        self.by_game.put(record.game_id, record)
 
 
 KNOWN = KnownRecords(1024)

@@ -15,6 +15,7 @@ import flask_smorest
 import marshmallow as ma
 import orjson
 
+from .remembered import Remembered
 from .smorest_adapter import BodyParser
 
 # Bodies of at most this size are remembered once valid, and at most this many of them.
@@ -36,7 +37,7 @@ class OrjsonParser(BodyParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self._valid: dict[tuple[int, bytes], bytes] = {}
+        self._valid: Remembered[tuple[int, bytes], bytes] = Remembered(REMEMBERED_BODIES)
 
     def parse(self, argmap: Any, req: Any = None, *, location: str | None = None, **kw: Any) -> Any:
         if location != "json" or not isinstance(argmap, PlainBodySchema) or kw.get("validate"):
@@ -48,9 +49,7 @@ class OrjsonParser(BodyParser):
             return orjson.loads(known)  # fresh objects: a view may change what it is given
         parsed = super().parse(argmap, req, location=location, **kw)
         if len(data) <= REMEMBERED_BODY_BYTES:
-            if len(self._valid) >= REMEMBERED_BODIES:
-                self._valid.pop(next(iter(self._valid)), None)  # the oldest
-            self._valid[key] = orjson.dumps(parsed)
+            self._valid.put(key, orjson.dumps(parsed))
         return parsed
 
     def decode_json(self, data: bytes, req: flask.Request) -> Any:

@@ -57,4 +57,4 @@ def test_decoded_states_are_copies_and_bounded() -> None:
     assert rules.dumps(decoded.get(raw)) == raw  # the kept state did not move
     for seed in (4, 5, 6):
         decoded.keep(rules.dumps(rules.new_game(["a", "b"], seed=seed)), state)
-    assert len(decoded._by_raw) == 2
+    assert len(decoded.kept) == 2

@@ -33,6 +33,15 @@ def replicated() -> Iterator[LocalRedisCluster]:
         yield cluster
 
 
+@pytest.fixture()
+def replicated_client(replicated: LocalRedisCluster) -> Iterator[RedisCluster]:
+    """The service's cluster client (``connect``) on the replicated cluster."""
+    client = connect(replicated.url, cluster=True)
+    assert isinstance(client, RedisCluster)
+    yield client
+    client.close()
+
+
 @dataclass
 class ShardProbe:
     """Writes one key of a shard every 50 ms and sums the time between a failed write and the
@@ -142,11 +151,10 @@ def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedis
     assert all(p.down < 1.0 for i, p in enumerate(probes) if i != VICTIM), down
 
 
-def test_an_acknowledged_write_is_on_a_replica(replicated: LocalRedisCluster) -> None:
+def test_an_acknowledged_write_is_on_a_replica(replicated_client: RedisCluster) -> None:
     """Replication is asynchronous: the compare-and-set waits (WAIT) until a replica has the
     change before the store returns, so a master killed next cannot take it away."""
-    client = connect(replicated.url, cluster=True)
-    assert isinstance(client, RedisCluster)
+    client = replicated_client
     gs = GameStore(client)
     gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
     key = K.game_key(gid)
@@ -165,14 +173,12 @@ def test_an_acknowledged_write_is_on_a_replica(replicated: LocalRedisCluster) ->
         assert gs.save(gid, version, Change(b"s", [b"r"])) == version + 1
         assert replica.hget(key, "v") == str(version + 1).encode()
     assert waits() == before + 20
-    client.close()
 
 
 def test_a_write_to_a_dead_master_fails_then_finds_the_promoted_replica(
-    replicated: LocalRedisCluster,
+    replicated: LocalRedisCluster, replicated_client: RedisCluster
 ) -> None:
-    client = connect(replicated.url, cluster=True)
-    assert isinstance(client, RedisCluster)
+    client = replicated_client
     gs = GameStore(client)
     victim = replicated.nodes[VICTIM]
     gid = next(
@@ -194,14 +200,12 @@ def test_a_write_to_a_dead_master_fails_then_finds_the_promoted_replica(
             assert time.monotonic() < deadline, "the promoted replica was never found"
             time.sleep(0.2)
     assert gs.load(gid).version == 2
-    client.close()
 
 
 def test_a_write_sent_to_a_master_without_the_slot_follows_moved(
-    replicated: LocalRedisCluster,
+    replicated_client: RedisCluster,
 ) -> None:
-    client = connect(replicated.url, cluster=True)
-    assert isinstance(client, RedisCluster)
+    client = replicated_client
     gs = GameStore(client)
     gid = gs.create(b"s1", new_token(), [NO_TOKEN], [b"r1"])
     slot = client.keyslot(K.game_key(gid))
@@ -212,4 +216,3 @@ def test_a_write_sent_to_a_master_without_the_slot_follows_moved(
     assert gs.save(gid, 1, Change(b"s2", [b"r2"])) == 2
     assert gs.load(gid).version == 2  # applied once, where the slot lives
     assert client.get_node_from_key(K.game_key(gid)).port == right[0].port
-    client.close()
