@@ -13,7 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from service.store import GameStore, IdempotentReplay, connect
 from service.store.connection import Limits
 
-from .caching import init_app as init_caching
+from .caching import apply_policy
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
 from .docs import HEADER_PARAMETERS
 from .docs_page import init_app as init_docs_page
@@ -23,6 +23,7 @@ from .idempotency import REPLAYED_HEADER, handle_replay
 from .observability import REQUEST_ID_HEADER
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
+from .response import ApiResponse, header_value
 from .smorest_adapter import serve_spec_with
 from .store_access import STORE_EXTENSION
 from .table_page import init_app as init_table_page
@@ -45,6 +46,8 @@ class ServiceFlask(Flask):
 
     Flask asks ``inspect.iscoroutinefunction`` for every hook and view on every request (about
     ten times per request here); the answer depends on the code object alone, so it is kept."""
+
+    response_class = ApiResponse
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -91,9 +94,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     init_docs_page(app)
     init_table_page(app)
     app.before_request(require_json_body)
-    app.after_request(vary_by_token)
-    init_caching(app)
-    app.after_request(cors)
+    app.after_request(finish_response)
     # Request ids, one JSON log line per request, /metrics, ProxyFix (TRUSTED_PROXIES).
     init_observability(app, settings)
     return app
@@ -159,25 +160,34 @@ def is_json_type(content_type: str) -> bool:
     )
 
 
-def vary_by_token(response: Response) -> Response:
-    """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
-    is the version alone: caches must key on Authorization too."""
-    if request.environ.get("PATH_INFO", "").startswith(GAMES_PREFIX):
-        # Set directly: ``response.vary.add`` parses and rebuilds the header every time.
-        vary = response.headers.get("Vary")
-        if vary is None:
-            response.headers["Vary"] = "Authorization"
-        elif "authorization" not in (v.strip().lower() for v in vary.split(",")):
-            response.headers["Vary"] = f"{vary}, Authorization"
+def finish_response(response: Response) -> Response:
+    """The headers an answer takes from the request it answers: cache policy, Vary, CORS.
+    One hook that reads the WSGI environ once: each hook and each proxied look-up is paid on
+    every request."""
+    environ = request.environ
+    apply_policy(response, environ)
+    path = environ.get("PATH_INFO", "")
+    if path.startswith(GAMES_PREFIX):
+        vary_by_token(response)
+    if "HTTP_ORIGIN" in environ and path.startswith(API_PREFIX):
+        cors(response, environ)
     return response
 
 
-def cors(response: Response) -> Response:
+def vary_by_token(response: Response) -> None:
+    """A game's responses depend on the bearer token (a seat sees its hand) while the ETag
+    is the version alone: caches must key on Authorization too."""
+    # Set directly: ``response.vary.add`` parses and rebuilds the header every time.
+    vary = header_value(response.headers, "vary")
+    if vary is None:
+        response.headers.add("Vary", "Authorization")
+    elif "authorization" not in (v.strip().lower() for v in vary.split(",")):
+        response.headers["Vary"] = f"{vary}, Authorization"
+
+
+def cors(response: Response, environ: Mapping[str, Any]) -> None:
     """Browser front ends on other origins may call the API. Any origin: credentials are
     bearer tokens the page sends itself, never cookies."""
-    environ = request.environ
-    if "HTTP_ORIGIN" not in environ or not environ.get("PATH_INFO", "").startswith(API_PREFIX):
-        return response
     response.headers["Access-Control-Allow-Origin"] = "*"
     if environ["REQUEST_METHOD"] == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
         response.headers["Access-Control-Allow-Methods"] = response.headers.get(
@@ -187,7 +197,6 @@ def cors(response: Response) -> Response:
         response.headers["Access-Control-Max-Age"] = CORS_MAX_AGE_SECONDS
     else:
         response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
-    return response
 
 
 def redis_limits(settings: Settings) -> Limits:

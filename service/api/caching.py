@@ -14,11 +14,11 @@ that forgets to choose fails safe.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-from flask import Flask, Response, g, request
+from flask import Response, g, request
 
 HEADER = "Cache-Control"
 TOKEN_QUERY = "access_token"
@@ -52,23 +52,18 @@ def cache_policy(policy: CachePolicy) -> Callable[[Callable[P, R]], Callable[P, 
     return decorate
 
 
-def carries_token() -> bool:
-    environ = request.environ
+def carries_token(environ: Mapping[str, Any]) -> bool:
     # The query string is parsed only when there is one (most requests have none).
     return "HTTP_AUTHORIZATION" in environ or bool(
         environ.get("QUERY_STRING") and TOKEN_QUERY in request.args
     )
 
 
-def apply_policy(response: Response) -> Response:
-    """After every request: the chosen policy, PRIVATE for any token-bearing request."""
+def apply_policy(response: Response, environ: Mapping[str, Any]) -> None:
+    """After every request (the app's after-request hook calls it): the chosen policy,
+    PRIVATE for any token-bearing request."""
     policy: CachePolicy | None = g.get(_POLICY)
-    if carries_token():
+    if carries_token(environ):
         policy = CachePolicy.PRIVATE
     if policy is not None:
         response.headers[HEADER] = policy.value
-    return response
-
-
-def init_app(app: Flask) -> None:
-    app.after_request(apply_policy)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import random
 import re
 import sys
 import time
@@ -92,10 +93,20 @@ def record_move(action: str | None = None) -> None:
     """Count one applied (and stored) action. Without ``action``, the label is the route's last
     segment (``play``, ``draw``, ``mark``, ``end-turn``, ``moves``, ``deal``)."""
     if action is None:
-        in_request = has_request_context() and request.url_rule is not None
-        rule = request.url_rule.rule if in_request and request.url_rule else ""
-        action = rule.rstrip("/").rsplit("/", 1)[-1] or "unknown"
-    MOVES.labels(action=action).inc()
+        rule = request.url_rule if has_request_context() else None
+        action = _last_segment(rule.rule if rule is not None else "")
+    _moves(action).inc()
+
+
+@functools.lru_cache(maxsize=64)
+def _last_segment(rule: str) -> str:
+    return rule.rstrip("/").rsplit("/", 1)[-1] or "unknown"
+
+
+@functools.lru_cache(maxsize=64)
+def _moves(action: str) -> Any:
+    """The move counter of one action, looked up once (as :func:`_series`)."""
+    return MOVES.labels(action=action)
 
 
 def record_cas_conflict() -> None:
@@ -136,12 +147,18 @@ def _metrics_view() -> Response:
 def _request_id(given: str | None) -> str:
     if given and _REQUEST_ID_RE.fullmatch(given):
         return given
-    return os.urandom(16).hex()  # as random as a uuid4, without building a UUID
+    # Unique, not secret: the random module's generator (reseeded in each forked worker) costs
+    # no system call, as os.urandom does on every request.
+    return f"{random.getrandbits(128):032x}"
+
+
+_REQUEST_ID_ENVIRON = "HTTP_" + REQUEST_ID_HEADER.upper().replace("-", "_")
 
 
 def _before() -> None:
-    g.request_started = time.perf_counter()
-    g.request_id = _request_id(request.headers.get(REQUEST_ID_HEADER))
+    state = g._get_current_object()  # one context look-up instead of one per attribute
+    state.request_started = time.perf_counter()
+    state.request_id = _request_id(request.environ.get(_REQUEST_ID_ENVIRON))
 
 
 def _game_id(req: Request, response: Response) -> str | None:

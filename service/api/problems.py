@@ -26,6 +26,7 @@ from service.rules.errors import (
     RulesError,
 )
 
+from .response import ApiResponse
 from .smorest_adapter import HookedApi, prepare_response
 
 PROBLEM_MIMETYPE = "application/problem+json"
@@ -129,7 +130,7 @@ def problem(
         body.update(extra)
     # Validation messages may be keyed by list index (an int): OPT_NON_STR_KEYS keeps them.
     data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
-    resp = Response(data, status=status, mimetype=PROBLEM_MIMETYPE)
+    resp = ApiResponse(data, status=status, mimetype=PROBLEM_MIMETYPE)
     for name, value in (headers or {}).items():
         resp.headers[name] = value
     return resp

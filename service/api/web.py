@@ -10,6 +10,7 @@ from flask import Response, request
 from .caching import TOKEN_QUERY
 from .etag import set_etag
 from .problems import ApiError
+from .response import ApiResponse
 
 JSON_MIMETYPE = "application/json"
 MAX_TOKEN_LENGTH = 512
@@ -25,7 +26,7 @@ def json_response(
 ) -> Response:
     """orjson-encoded response (bytes pass through); a strong ETag from the game version."""
     data = body if isinstance(body, bytes) else orjson.dumps(body)
-    resp = Response(data, status=status, mimetype=JSON_MIMETYPE)
+    resp = ApiResponse(data, status=status, mimetype=JSON_MIMETYPE)
     if version is not None:
         set_etag(resp, version)
     for name, value in (headers or {}).items():
