@@ -117,7 +117,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(port: int) -> float:
-    """User + system CPU of every process serving ``port`` (gunicorn master and workers).
+    """User + system CPU of every process serving ``port`` (gunicorn master and workers, those
+    that exited included).
 
     Measured in CPU time rather than wall time, it stays meaningful on a busy machine."""
     marker = f"BIND=127.0.0.1:{port}".encode()
@@ -131,7 +132,9 @@ def cpu_seconds(port: int) -> float:
                     continue
             with open(f"/proc/{entry}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
+            # utime, stime, and cutime, cstime: the CPU of children reaped, so that a worker
+            # gunicorn recycled (max_requests) mid-slice still counts.
+            total += sum(int(x) for x in fields[11:15])
         except OSError:
             continue
     return total / CLOCK_TICKS

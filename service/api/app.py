@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from flask import Flask, Response, request
+from flask import Flask, Request, Response, request
+from flask.sessions import NullSession, SessionInterface, SessionMixin
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.store import GameStore, IdempotentReplay, connect
@@ -41,6 +42,20 @@ CORS_MAX_AGE_SECONDS = "600"
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
+class NoSessions(SessionInterface):
+    """The API keeps no session (its callers send bearer tokens, never cookies). Flask would
+    build a cookie session for each request only to find there is no secret key and make a
+    null one; every request shares one null session instead, which refuses any write."""
+
+    null = NullSession()
+
+    def open_session(self, app: Flask, request: Request) -> NullSession:
+        return self.null
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        return None
+
+
 class ServiceFlask(Flask):
     """Flask, remembering which callables are coroutine functions.
 
@@ -48,6 +63,7 @@ class ServiceFlask(Flask):
     ten times per request here); the answer depends on the code object alone, so it is kept."""
 
     response_class = ApiResponse
+    session_interface = NoSessions()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

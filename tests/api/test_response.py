@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import flask
 import pytest
-from flask import Response
+from flask import Flask, Response
+from flask.globals import request_ctx
+from flask.testing import FlaskClient
 from werkzeug.datastructures import Headers
 from werkzeug.test import EnvironBuilder
 
+from service.api.app import NoSessions
 from service.api.response import ApiResponse, header_value
 
 ENVIRON = EnvironBuilder(path="/api/v1/games/g1/moves", method="POST").get_environ()
@@ -42,3 +46,15 @@ def test_header_value_finds_any_case() -> None:
     headers = Headers([("Content-Type", "a"), ("VARY", "Accept")])
     assert header_value(headers, "vary") == "Accept"
     assert header_value(headers, "etag") is None
+
+
+def test_requests_share_one_null_session(app: Flask, client: FlaskClient) -> None:
+    """No cookie session is made, kept or sent: the API authenticates by bearer token."""
+    with app.test_request_context("/api/v1/games"):
+        assert request_ctx.session is NoSessions.null
+        with pytest.raises(RuntimeError):
+            flask.session["seat"] = 1
+    r = client.post("/api/v1/games", json={"players": ["a", "b"]})
+    assert r.status_code == 201
+    assert "Set-Cookie" not in r.headers
+    assert "cookie" not in r.headers.get("Vary", "").lower()
