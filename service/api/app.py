@@ -57,7 +57,8 @@ class NoSessions(SessionInterface):
 
 
 class ServiceFlask(Flask):
-    """Flask, remembering which callables are coroutine functions.
+    """Flask with the app's response class and no sessions, remembering which callables are
+    coroutine functions.
 
     Flask asks ``inspect.iscoroutinefunction`` for every hook and view on every request (about
     ten times per request here); the answer depends on the code object alone, so it is kept."""
