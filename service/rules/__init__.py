@@ -10,7 +10,18 @@ from service.rules.errors import (
     InvalidRules,
     RulesError,
 )
-from service.rules.events import Event
+from service.rules.events import Event, ends_game
+from service.rules.history import Chronicle, Clue, ClueKind
+from service.rules.observer import (
+    View,
+    audience,
+    game_view,
+    observe,
+    score_view,
+    seat_view,
+    turn_moves,
+    visible_events,
+)
 from service.rules.options import (
     MAX_NAME_LENGTH,
     MAX_PLAYERS,
@@ -23,10 +34,9 @@ from service.rules.options import (
 )
 from service.rules.position import FORMAT, check_invariants, export_position, import_position
 from service.rules.rng import MAX_SEED
-from service.rules.sampling import SeatView, sample_positions, sample_state, sampling_rng, seat_view
+from service.rules.sampling import sample_positions, sample_state, sampling_rng
 from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Move, Tile
-from service.rules.views import game_view, score_view, visible_events
 from service.rules.vocabulary import (
     MEXICAN,
     Action,
@@ -53,6 +63,9 @@ __all__ = [
     "OPTION_NAMES",
     "PRESETS",
     "Action",
+    "Chronicle",
+    "Clue",
+    "ClueKind",
     "CorruptState",
     "DoubleFollow",
     "EngineSource",
@@ -71,24 +84,28 @@ __all__ = [
     "RoundOverReason",
     "Rules",
     "RulesError",
-    "SeatView",
     "Status",
     "Tile",
+    "View",
     "apply",
+    "audience",
     "check_invariants",
     "deal",
     "dumps",
+    "ends_game",
     "export_position",
     "game_view",
     "import_position",
     "legal_moves",
     "loads",
     "new_game",
+    "observe",
     "resolve_rules",
     "sample_positions",
     "sample_state",
     "sampling_rng",
     "score_view",
     "seat_view",
+    "turn_moves",
     "visible_events",
 ]

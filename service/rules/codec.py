@@ -1,6 +1,6 @@
 """Compact, versioned storage encoding of a whole ``GameState`` (``dumps``/``loads``).
 
-Layout: one version byte (``0x01``) followed by an orjson array. Tiles are small integers
+Layout: one version byte (``0x02``) followed by an orjson array. Tiles are small integers
 ``a * 32 + b`` (oriented on trains, normalised in hands), so a 4-player double-12 state mid-round is
 well under 1 KB. Decoding trusts the bytes' structure (they come from our own store) but any
 malformed input raises ``CorruptState`` instead of crashing.
@@ -19,8 +19,10 @@ from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Tile
 from service.rules.vocabulary import Status
 
-VERSION = 1
+VERSION = 2
 _HEADER = bytes([VERSION])
+# Version 1 also held a count of marks in a row (the old blocked-round rule): read, then dropped.
+_WITH_MARK_COUNT = 1
 
 # A status is stored as its position in this tuple: never reorder it.
 _STATUSES: tuple[Status, ...] = (
@@ -29,7 +31,7 @@ _STATUSES: tuple[Status, ...] = (
     Status.ROUND_OVER,
     Status.GAME_OVER,
 )
-_FIELDS = 20  # the body's fields before the optional deal secret
+_FIELDS = 19  # the body's fields before the optional deal secret (version 2)
 
 _STATUS_CODES: dict[str, int] = {status: code for code, status in enumerate(_STATUSES)}
 
@@ -76,7 +78,6 @@ def dumps(state: GameState) -> bytes:
         state.tiles_played,
         state.drawn,
         state.must_follow,
-        state.consecutive_marks,
         state.winners,
         state.deal_secret,
     ]
@@ -91,7 +92,6 @@ def _check_bounds(state: GameState) -> None:
     if not (
         0 <= state.round <= rules.rounds
         and 0 <= state.tiles_played <= rules.tiles
-        and 0 <= state.consecutive_marks <= state.n_players
         and 0 <= state.seed <= MAX_SEED
         and (state.deal_secret is None or valid_secret(state.deal_secret))
         and all(len(s) <= rules.rounds and all(0 <= x <= top for x in s) for s in state.scores)
@@ -103,10 +103,12 @@ def loads(data: bytes) -> GameState:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise CorruptState("stored game state is not bytes")
     raw = bytes(data)
-    if not raw or raw[0] != VERSION:
+    if not raw or raw[0] not in (VERSION, _WITH_MARK_COUNT):
         raise CorruptState(f"unknown game state encoding version {raw[:1]!r}")
     try:
         body: list[Any] = orjson.loads(raw[1:])
+        if raw[0] == _WITH_MARK_COUNT:
+            del body[18]  # the mark count, before ``winners``
         # States stored before deal secrets existed end at ``winners``: no secret.
         secret = body.pop() if len(body) == _FIELDS + 1 else None
         (
@@ -128,7 +130,6 @@ def loads(data: bytes) -> GameState:
             tiles_played,
             drawn,
             must_follow,
-            marks,
             winners,
         ) = body
         state = GameState(players, rules_from_values(rule_values), seed, secret)
@@ -147,7 +148,6 @@ def loads(data: bytes) -> GameState:
         state.tiles_played = tiles_played
         state.drawn = drawn
         state.must_follow = must_follow
-        state.consecutive_marks = marks
         state.winners = winners
         if len(state.trains) != len(players) + 1 or len(state.hands) != len(players):
             raise ValueError("seat count mismatch")

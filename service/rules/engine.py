@@ -22,7 +22,7 @@ from bisect import insort
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from service.rules.errors import IllegalMove, InvalidMove, InvalidRules
+from service.rules.errors import IllegalMove, InvalidMove, InvalidRules, RuleCode
 from service.rules.events import Event
 from service.rules.options import (
     MAX_NAME_LENGTH,
@@ -32,7 +32,7 @@ from service.rules.options import (
     valid_name,
 )
 from service.rules.rng import MAX_SEED, Shuffler, deal_stream, random_secret, random_seed
-from service.rules.state import GameState, advance
+from service.rules.state import GameState, next_end
 from service.rules.tiles import (
     DRAW,
     END_TURN,
@@ -50,11 +50,25 @@ from service.rules.vocabulary import (
     EngineSource,
     Opening,
     OpeningNoPlay,
+    Preset,
     RoundOverReason,
     Status,
 )
 
-__all__ = ["Event", "apply", "deal", "hand_points", "legal_moves", "new_game", "winners"]
+__all__ = [
+    "Event",
+    "apply",
+    "chain_begun",
+    "deal",
+    "hand_points",
+    "in_opening_turn",
+    "legal_moves",
+    "new_game",
+    "oldest_open_double",
+    "own_double_to_follow",
+    "round_blocked",
+    "winners",
+]
 
 # Members the hot paths compare against, bound once (a global is faster than an enum attribute).
 _IN_ROUND = Status.IN_ROUND
@@ -72,12 +86,21 @@ _SINGLE = Opening.SINGLE
 
 def new_game(
     players: Sequence[str],
-    preset: str = "standard",
+    preset: str = Preset.STANDARD,
     options: Mapping[str, Any] | None = None,
     seed: int | None = None,
 ) -> GameState:
     """A new game waiting for its first deal. ``seed=None``: the server picks the randomness, a
-    random seed and a 128-bit deal secret (a chosen seed alone fixes every deal)."""
+    random seed and a 128-bit deal secret (a chosen seed alone fixes every deal).
+
+    >>> state = new_game(["ann", "bo", "cy"], seed=42)
+    >>> str(state.status), state.rules.set, state.rules.hand_size, state.round
+    ('waiting_deal', 9, 15, 0)
+    >>> new_game(["ann"])
+    Traceback (most recent call last):
+    ...
+    service.rules.errors.InvalidRules: a game has 2 to 14 players, not 1
+    """
     if isinstance(players, str) or not isinstance(players, Sequence):
         raise InvalidRules("players must be a list of names")
     names = list(players)
@@ -101,13 +124,21 @@ _Dealt = tuple[list[list[Tile]], list[Tile], int, list[Event]]
 
 def deal(state: GameState) -> list[Event]:
     """Deal the next round (docs/rules.md §4), including the automatic engine search
-    (``from_hand``) or highest-draw starter selection (``set_aside``)."""
+    (``from_hand``) or highest-draw starter selection (``set_aside``).
+
+    >>> state = new_game(["ann", "bo"], seed=1)
+    >>> deal(state)[0]
+    {'type': 'round_started', 'round': 1, 'engine': 9, 'starter': 1}
+    >>> str(state.status), state.turn, [len(hand) for hand in state.hands]
+    ('in_round', 1, [15, 14])
+    """
     if state.status == Status.IN_ROUND:
         raise IllegalMove(
-            "a round is in progress; it must end before the next deal", code="round_in_progress"
+            "a round is in progress; it must end before the next deal",
+            code=RuleCode.ROUND_IN_PROGRESS,
         )
     if state.status == Status.GAME_OVER:
-        raise IllegalMove("the game is over; every round has been played", code="game_over")
+        raise IllegalMove("the game is over; every round has been played", code=RuleCode.GAME_OVER)
     r = state.round + 1
     engine = state.rules.set - (r - 1)
     rng = deal_stream(state.seed, r, state.deal_secret)
@@ -213,7 +244,6 @@ def _start_round(
     state.marked = [False] * n
     state.opened = [False] * n
     state.open_doubles = []
-    state.consecutive_marks = 0
     state.forget_legal()
     _reset_turn(state)
 
@@ -227,36 +257,72 @@ def _reset_turn(state: GameState) -> None:
 # --------------------------------------------------------------------------- legal moves
 
 
+# --------------------------------------------------------------------------- named predicates
+
+
+def in_opening_turn(state: GameState, seat: int) -> bool:
+    """Rule 5: ``seat`` has yet to end its opening turn of this round (its own train only; open
+    doubles elsewhere are not its duty yet)."""
+    return not state.opened[seat]
+
+
+def chain_begun(state: GameState, seat: int) -> bool:
+    """Rule 5: an opening chain with a tile laid: only more of it, or ``end_turn``."""
+    return not state.opened[seat] and state.tiles_played > 0
+
+
+def own_double_to_follow(state: GameState) -> int | None:
+    """Rule 7, ``double_follow: satisfy``: the train of the double just played, which must take
+    the next tile; None when no such duty holds."""
+    if state.rules.double_follow == _SATISFY:
+        return state.must_follow
+    return None
+
+
+def oldest_open_double(state: GameState) -> int | None:
+    """Rule 7: the train of the oldest open double, which a turn that begins with open doubles
+    must satisfy before anything else; None when there is none (or a double of this turn is
+    being followed)."""
+    if state.must_follow is None and state.open_doubles:
+        return state.open_doubles[0]
+    return None
+
+
 def legal_moves(state: GameState, seat: int) -> list[Move]:
-    """Every legal move of ``seat`` now; ``[]`` when it is not that seat's turn or no round runs."""
-    if state.status != _IN_ROUND or seat != state.turn:
+    """Every legal move of ``seat`` now; ``[]`` when it is not that seat's turn or no round runs.
+
+    >>> state = new_game(["ann", "bo"], seed=1)
+    >>> legal_moves(state, 1)  # nothing is dealt yet
+    []
+    >>> _ = deal(state)
+    >>> [str(move) for move in legal_moves(state, 1)]  # an opening turn: its own train only
+    ['play [0,9] on train 1', 'play [5,9] on train 1', 'play [7,9] on train 1']
+    >>> legal_moves(state, 0)
+    []
+    """
+    if seat != state.turn or state.status != _IN_ROUND:
         return []
-    return state.legal(_generate)[:]
+    # GameState.legal inlined: this runs once per move of every roll-out.
+    legal = state._legal
+    if legal is None:
+        legal = state._legal = _generate(state)
+    return legal[:]
 
 
 def _generate(state: GameState) -> list[Move]:
-    """The legal moves of the seat on turn (the caller checked that a round runs)."""
+    """The legal moves of the seat on turn (the caller checked that a round runs). The
+    named predicates (``in_opening_turn``, ``own_double_to_follow``, ``oldest_open_double``)
+    are inlined: calls are most of the cost of so short a function."""
     seat: int = state.turn  # type: ignore[assignment]  # a seat while a round runs
-    rules = state.rules
     if not state.opened[seat]:
-        # Opening turn (rule 5): own train only, open doubles elsewhere are ignored.
-        moves = _plays(state, seat, (seat,))
-        if state.tiles_played:
-            moves.append(END_TURN)
-            return moves
-        if moves:
-            return moves
-        mode = rules.opening_no_play
-        if mode != _NO_PLAY_MARK and state.boneyard and (mode == _DRAW_UNTIL or not state.drawn):
-            return [DRAW]
-        return [MARK]
-    if state.must_follow is not None and rules.double_follow == _SATISFY:
-        trains: Sequence[int] = (state.must_follow,)
-    elif state.must_follow is None and state.open_doubles:
-        trains = (state.open_doubles[0],)  # rule 7: oldest open double first, on any train
+        return _opening_moves(state, seat)
+    follow = state.must_follow
+    if follow is not None and state.rules.double_follow == _SATISFY:
+        moves = _train_plays(state, seat, follow)
+    elif follow is None and state.open_doubles:
+        moves = _train_plays(state, seat, state.open_doubles[0])  # marked or not
     else:
-        trains = _open_trains(state, seat)
-    moves = _plays(state, seat, trains)
+        moves = _open_train_plays(state, seat)
     if moves:
         return moves
     if not state.drawn and state.boneyard:
@@ -264,36 +330,44 @@ def _generate(state: GameState) -> list[Move]:
     return [MARK]
 
 
-def _open_trains(state: GameState, seat: int) -> list[int]:
-    """Trains ``seat`` may play on in a later turn (rule 6)."""
+def _train_plays(state: GameState, seat: int, t: int) -> list[Move]:
+    get = _MEXICAN_GET if t == len(state.players) else _TRAIN_GET[t]
+    return list(map(get, state.index[seat][state.ends[t]]))
+
+
+def _opening_moves(state: GameState, seat: int) -> list[Move]:
+    """Rule 5: plays on the own train; ``end_turn`` once a chain is begun; else draw or mark
+    as ``opening_no_play`` says."""
+    moves = list(map(_TRAIN_GET[seat], state.index[seat][state.ends[seat]]))
+    if state.tiles_played:  # chain_begun
+        moves.append(END_TURN)
+        return moves
+    if moves:
+        return moves
+    mode = state.rules.opening_no_play
+    if mode != _NO_PLAY_MARK and state.boneyard and (mode == _DRAW_UNTIL or not state.drawn):
+        return [DRAW]
+    return [MARK]
+
+
+def _open_train_plays(state: GameState, seat: int) -> list[Move]:
+    """Plays on the trains ``seat`` may use in a later turn (rule 6): its own, the marked
+    ones in seat order, then the Mexican train."""
     n = len(state.players)
+    by_pip, ends = state.index[seat], state.ends
+    own = by_pip[ends[seat]]
+    moves = list(map(_TRAIN_GET[seat], own)) if own else []
     marked = state.marked
-    trains = [seat]
     if True in marked:
         for t, m in enumerate(marked):  # a plain loop: cheaper than a comprehension's frame
             if m and t != seat:
-                trains.append(t)
-    if (
-        state.trains[n]
-        or not state.rules.mexican_needs_own_blocked
-        or not state.index[seat][state.ends[seat]]
-    ):
-        trains.append(n)
-    return trains
-
-
-def _plays(state: GameState, seat: int, trains: Sequence[int]) -> list[Move]:
-    by_pip = state.index[seat]
-    ends = state.ends
-    n = len(state.players)
-    moves: list[Move] = []
-    append = moves.append
-    for t in trains:
-        tiles = by_pip[ends[t]]
+                tiles = by_pip[ends[t]]
+                if tiles:  # most ends fit nothing: no map object for them
+                    moves += map(_TRAIN_GET[t], tiles)
+    if state.trains[n] or not own or not state.rules.mexican_needs_own_blocked:
+        tiles = by_pip[ends[n]]
         if tiles:
-            table = _MEXICAN_MOVES if t == n else _TRAIN_MOVES[t]
-            for tile in tiles:  # a plain loop: cheaper than a comprehension's frame here
-                append(table[tile])
+            moves += map(_MEXICAN_GET, tiles)
     return moves
 
 
@@ -303,6 +377,11 @@ _TRAIN_MOVES: list[dict[Tile, Move]] = [
     {tile: _play_move(tile, str(t)) for tile in _ALL_TILES} for t in range(MAX_PLAYERS_ANY)
 ]
 _MEXICAN_MOVES: dict[Tile, Move] = {tile: _play_move(tile, MEXICAN) for tile in _ALL_TILES}
+# Their look-ups, bound once: move generation maps them over a hand's tiles in C.
+_TRAIN_GET = [table.__getitem__ for table in _TRAIN_MOVES]
+_MEXICAN_GET = _MEXICAN_MOVES.__getitem__
+# Every tile in both orientations, made once: a play turns its tile without building one.
+_ORIENTED: list[list[Tile]] = [[Tile(a, b) for b in range(MAX_PIP + 1)] for a in range(MAX_PIP + 1)]
 _SIMPLE_ACTIONS = (Action.DRAW, Action.MARK, Action.END_TURN)
 # Seat train id -> index (a validated play names an existing train).
 _SEAT_TRAINS: dict[str, int] = {str(t): t for t in range(MAX_PLAYERS_ANY)}
@@ -312,29 +391,46 @@ _SEAT_TRAINS: dict[str, int] = {str(t): t for t in range(MAX_PLAYERS_ANY)}
 
 
 def apply(state: GameState, seat: int, move: Move) -> list[Event]:
-    """Apply ``seat``'s ``move``; return the events. Validates fully before mutating."""
-    # The state changes below (or the move is refused): the cached legal list goes either way.
-    legal = state.take_legal()
+    """Apply ``seat``'s ``move``; return the events. Validates fully before mutating: a refused
+    move raises and leaves the state as it was.
+
+    >>> state = new_game(["ann", "bo"], seed=1)
+    >>> _ = deal(state)
+    >>> apply(state, 1, legal_moves(state, 1)[0])  # the tile, turned to fit the train
+    [{'type': 'tile_played', 'seat': 1, 'tile': [9, 0], 'train': '1'}]
+    >>> apply(state, 0, Move("mark"))
+    Traceback (most recent call last):
+    ...
+    service.rules.errors.IllegalMove: it is seat 1's turn, not seat 0's
+    """
+    # The state changes below (or the move is refused): the cached legal list goes either way
+    # (GameState.take_legal, inlined).
+    legal = state._legal
+    state._legal = None
     # Fast path: the cached legal list belongs to the seat on turn (it is dropped on every
     # change), and a listed move is well-formed by construction; continue with the listed
-    # (canonical) object itself.
+    # (canonical) object itself, found by identity first (moves are interned), as equal next.
     if legal is not None and seat == state.turn:
-        try:
-            move = legal[legal.index(move)]
-        except ValueError:
-            move = _validate(state, seat, move, legal)
+        for listed in legal:
+            if listed is move:
+                break
+        else:
+            try:
+                move = legal[legal.index(move)]
+            except ValueError:
+                move = _validate(state, seat, move, legal)
     else:
         move = _validate(state, seat, move, None)
     action = move.action
 
     # ---- validated: mutate from here on
-    events: list[Event] = []
     if action == _PLAY:
         train = move.train
         assert move.tile is not None and train is not None
         index = len(state.players) if train == MEXICAN else _SEAT_TRAINS[train]
-        _do_play(state, seat, move.tile, index, train, events)
-    elif action == _DRAW:
+        return _do_play(state, seat, move.tile, index, train)
+    events: list[Event] = []
+    if action == _DRAW:
         tile = state.boneyard.pop(0)
         insort(state.hands[seat], tile)  # hands stay sorted: stable views and move order
         by_pip = state.index[seat]
@@ -347,8 +443,7 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
         if not state.marked[seat]:
             state.marked[seat] = True
             events.append({"type": "marker_placed", "seat": seat})
-        state.consecutive_marks = state.consecutive_marks + 1 if not state.boneyard else 0
-        _end_turn(state, seat, events)
+        _end_turn(state, seat, events, after_mark=True)
     else:
         _end_turn(state, seat, events)
     return events
@@ -366,24 +461,26 @@ def _validate(state: GameState, seat: int, move: Move, legal: list[Move] | None)
             raise InvalidMove("a play needs a tile and a train id")
         if max(tile) > state.rules.set or min(tile) < 0:
             raise InvalidMove(
-                f"{tile} is not in a double-{state.rules.set} set", code="tile_not_in_set"
+                f"{tile} is not in a double-{state.rules.set} set", code=RuleCode.TILE_NOT_IN_SET
             )
         if state.train_index(move.train) is None:
             raise InvalidMove(
                 f"there is no train {move.train!r}; trains are the seat numbers "
                 f"0..{state.n_players - 1} and 'mexican'",
-                code="unknown_train",
+                code=RuleCode.UNKNOWN_TRAIN,
             )
         move = _play_move(Tile.of(tile.a, tile.b), move.train)
     elif action not in _SIMPLE_ACTIONS:
         raise InvalidMove(f"unknown action {action!r}")
     if state.status == Status.GAME_OVER:
-        raise IllegalMove("the game is over", code="game_over")
+        raise IllegalMove("the game is over", code=RuleCode.GAME_OVER)
     if state.status != _IN_ROUND:
-        raise IllegalMove("no round is running; the host must deal", code="round_not_running")
+        raise IllegalMove(
+            "no round is running; the host must deal", code=RuleCode.ROUND_NOT_RUNNING
+        )
     if seat != state.turn:
         raise IllegalMove(
-            f"it is seat {state.turn}'s turn, not seat {seat}'s", code="not_your_turn"
+            f"it is seat {state.turn}'s turn, not seat {seat}'s", code=RuleCode.NOT_YOUR_TURN
         )
     if legal is None:
         legal = _generate(state)
@@ -392,9 +489,7 @@ def _validate(state: GameState, seat: int, move: Move, legal: list[Move] | None)
     return move
 
 
-def _do_play(
-    state: GameState, seat: int, tile: Tile, t: int, tid: str, events: list[Event]
-) -> None:
+def _do_play(state: GameState, seat: int, tile: Tile, t: int, tid: str) -> list[Event]:
     a, b = tile
     state.hands[seat].remove(tile)
     by_pip = state.index[seat]
@@ -404,10 +499,9 @@ def _do_play(
     ends = state.ends
     if a != ends[t]:  # orient: the matching end touches the train
         a, b = b, a
-        tile = Tile(a, b)
+        tile = _ORIENTED[a][b]
     state.trains[t].append(tile)
-    events.append({"type": "tile_played", "seat": seat, "tile": [a, b], "train": tid})
-    state.consecutive_marks = 0
+    events: list[Event] = [{"type": "tile_played", "seat": seat, "tile": [a, b], "train": tid}]
     state.tiles_played += 1
     if t == seat and state.marked[seat]:
         state.marked[seat] = False
@@ -415,11 +509,14 @@ def _do_play(
     rules = state.rules
     pending = state.pending
     follows = pending[t]  # tiles the double at the train's end still needed
-    ends[t], pending[t] = advance(ends[t], follows, tile, rules.chicken_foot)
+    double = a == b
+    if double or follows:
+        ends[t], pending[t] = next_end(ends[t], follows, tile, rules.chicken_foot)
+    else:  # the common case of next_end: a plain tile on a plain end
+        ends[t] = b
     if follows == 1:
         state.open_doubles.remove(t)
         events.append({"type": "double_satisfied", "seat": seat, "train": tid})
-    double = a == b
     if double:
         state.open_doubles.append(t)
         events.append({"type": "double_opened", "seat": seat, "train": tid, "tile": [a, a]})
@@ -436,17 +533,26 @@ def _do_play(
     elif double:
         state.must_follow = t
         state.drawn = False  # each double brings its own single draw
-    else:
-        _end_turn(state, seat, events)
+    elif rules.opening_out_waits and not all(state.hands):
+        _end_turn(state, seat, events)  # the round may end now
+    else:  # _end_turn's common case, inline: a later turn's tile, nobody out
+        nxt = seat + 1
+        if nxt == len(state.players):
+            nxt = 0
+        state.turn = nxt
+        state.tiles_played = 0
+        state.drawn = False
+        events.append({"type": "turn_passed", "seat": nxt})
+    return events
 
 
-def _end_turn(state: GameState, seat: int, events: list[Event]) -> None:
+def _end_turn(state: GameState, seat: int, events: list[Event], after_mark: bool = False) -> None:
     state.opened[seat] = True
-    n = state.n_players
+    n = len(state.players)
     if state.rules.opening_out_waits and not all(state.hands) and all(state.opened):
         _round_over(state, RoundOverReason.OUT, events)
         return
-    if state.consecutive_marks >= n:
+    if after_mark and not state.boneyard and round_blocked(state):
         _round_over(state, RoundOverReason.BLOCKED, events)
         return
     nxt = (seat + 1) % n
@@ -457,11 +563,64 @@ def _end_turn(state: GameState, seat: int, events: list[Event]) -> None:
     events.append({"type": "turn_passed", "seat": nxt})
 
 
+# --------------------------------------------------------------------------- blocked rounds
+
+
+def round_blocked(state: GameState) -> bool:
+    """Rule 8: with the boneyard empty, whether no player could play a tile on any turn to
+    come. Players who could not play if their turn began now will mark on it, so their trains
+    count as marked, until that changes nothing; a player whose next turn is an opening turn
+    without a play counts as able if they could play on the turn after it (opened, own train
+    marked). Marks only open trains, so the fixpoint is reached in at most P rounds.
+    """
+    n = state.n_players
+    marked = list(state.marked)
+    while True:
+        stuck = [s for s in range(n) if not marked[s] and not _could_play_now(state, s, marked)]
+        if not stuck:
+            break
+        for s in stuck:
+            marked[s] = True
+    return not any(_could_play_later(state, s, marked) for s in range(n))
+
+
+def _could_play_now(state: GameState, seat: int, marked: list[bool]) -> bool:
+    """Whether ``seat`` could play a tile if its turn began now (an opening turn: own train)."""
+    if not state.opened[seat]:
+        return bool(state.index[seat][state.ends[seat]])
+    return _later_turn_play(state, seat, marked)
+
+
+def _could_play_later(state: GameState, seat: int, marked: list[bool]) -> bool:
+    """Whether ``seat`` can ever play: now, or after an opening turn it must mark on."""
+    return _could_play_now(state, seat, marked) or _later_turn_play(state, seat, marked)
+
+
+def _later_turn_play(state: GameState, seat: int, marked: list[bool]) -> bool:
+    """A play at the start of a later turn (rules 6-7), with ``marked`` as the markers."""
+    by_pip, ends, n = state.index[seat], state.ends, state.n_players
+    if state.open_doubles:  # the oldest open double first, whoever's train it is on
+        return bool(by_pip[ends[state.open_doubles[0]]])
+    if by_pip[ends[seat]]:
+        return True
+    if any(marked[t] and by_pip[ends[t]] for t in range(n) if t != seat):
+        return True
+    # The own train has no play, so the Mexican train is open even where the tournament's
+    # mexican_needs_own_blocked holds.
+    return bool(by_pip[ends[n]])
+
+
 # --------------------------------------------------------------------------- scoring
 
 
 def hand_points(state: GameState, seat: int) -> int:
-    """Pips left in a hand; the double-blank counts ``double_blank_points`` (rule 8)."""
+    """Pips left in a hand; the double-blank counts ``double_blank_points`` (rule 8).
+
+    >>> state = new_game(["ann", "bo"], seed=1)
+    >>> _ = deal(state)
+    >>> hand_points(state, 1) == sum(tile.a + tile.b for tile in state.hands[1])
+    True
+    """
     blank = state.rules.double_blank_points
     return sum(
         blank if tile.a == 0 and tile.b == 0 else tile.a + tile.b for tile in state.hands[seat]
@@ -476,7 +635,6 @@ def _round_over(state: GameState, reason: RoundOverReason, events: list[Event]) 
         state.scores[s].append(scores[s])
     totals = state.totals()
     state.turn = None
-    state.consecutive_marks = 0
     _reset_turn(state)
     events.append(
         {
@@ -497,7 +655,13 @@ def _round_over(state: GameState, reason: RoundOverReason, events: list[Event]) 
 
 
 def winners(scores: list[list[int]]) -> list[int]:
-    """Lowest total; then most zero rounds; then lowest single non-zero round; then shared."""
+    """Lowest total; then most zero rounds; then lowest single non-zero round; then shared.
+
+    >>> winners([[10, 0], [5, 5], [0, 10]])  # tied totals: seats 0 and 2 went out once
+    [0, 2]
+    >>> winners([[10, 0], [0, 12]])
+    [0]
+    """
 
     def key(rounds: list[int]) -> tuple[int, int, int]:
         nonzero = [x for x in rounds if x]
@@ -516,7 +680,7 @@ def _explain(state: GameState, seat: int, move: Move, legal: list[Move]) -> str:
     if move.action == Action.PLAY:
         return _explain_play(state, seat, move)
     rules = state.rules
-    if move.action != Action.END_TURN and not state.opened[seat] and state.tiles_played:
+    if move.action != Action.END_TURN and chain_begun(state, seat):
         return (
             "after the first tile of your opening turn you may only add tiles to your own "
             "train or end_turn"
@@ -526,7 +690,7 @@ def _explain(state: GameState, seat: int, move: Move, legal: list[Move]) -> str:
     if move.action == Action.DRAW:
         if not state.boneyard:
             return "the boneyard is empty"
-        if not state.opened[seat] and rules.opening_no_play == OpeningNoPlay.MARK:
+        if in_opening_turn(state, seat) and rules.opening_no_play == OpeningNoPlay.MARK:
             return (
                 "with opening_no_play 'mark' a player who cannot start their train marks "
                 "without drawing"
@@ -552,7 +716,7 @@ def _explain_play(state: GameState, seat: int, move: Move) -> str:
         if not state.trains[t]:
             return f"{tile} cannot start train {tid}: its first tile must bear the engine {end}"
         return f"{tile} does not match train {tid}, whose open end is {end}"
-    if not state.opened[seat] and state.tiles_played and state.rules.opening == Opening.SINGLE:
+    if chain_begun(state, seat) and state.rules.opening == Opening.SINGLE:
         return "a single opening turn is exactly one tile"
     return f"{move} is not legal now"
 
@@ -561,17 +725,13 @@ def _train_refusal(state: GameState, seat: int, t: int, tid: str) -> str | None:
     """Why ``seat`` may not play on train ``t`` at all now, or None when it may."""
     rules = state.rules
     n = state.n_players
-    if not state.opened[seat]:
+    if in_opening_turn(state, seat):
         if t != seat:
             return "during your opening turn you may only play on your own train"
-    elif state.must_follow is not None and rules.double_follow == DoubleFollow.SATISFY:
-        if t != state.must_follow:
-            return (
-                f"you must follow the double you just played on train "
-                f"{state.train_id(state.must_follow)}"
-            )
-    elif state.must_follow is None and state.open_doubles and t != state.open_doubles[0]:
-        oldest = state.open_doubles[0]
+    elif (follow := own_double_to_follow(state)) is not None:
+        if t != follow:
+            return f"you must follow the double you just played on train {state.train_id(follow)}"
+    elif (oldest := oldest_open_double(state)) is not None and t != oldest:
         return f"the double on train {state.train_id(oldest)} is open and must be satisfied first"
     elif t != seat and t != n and not state.marked[t]:
         return f"train {tid} belongs to seat {t} and carries no marker"

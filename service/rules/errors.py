@@ -12,13 +12,31 @@ The HTTP layer maps the *class* to a status code; the engine knows nothing of HT
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+
+class RuleCode(StrEnum):
+    """The stable codes of the engine's errors (the API answers them as they are)."""
+
+    INVALID_RULES = "invalid_rules"
+    INVALID_POSITION = "invalid_position"
+    INVALID_MOVE = "invalid_move"
+    TILE_NOT_IN_SET = "tile_not_in_set"
+    UNKNOWN_TRAIN = "unknown_train"
+    ILLEGAL_MOVE = "illegal_move"
+    NOT_YOUR_TURN = "not_your_turn"
+    ROUND_NOT_RUNNING = "round_not_running"
+    ROUND_IN_PROGRESS = "round_in_progress"
+    GAME_OVER = "game_over"
+    CORRUPT_STATE = "corrupt_state"
+
 
 class RulesError(Exception):
     """Base class of every error raised by ``service.rules``."""
 
-    code: str = "rules_error"
+    code: RuleCode = RuleCode.ILLEGAL_MOVE
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: RuleCode | None = None) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
@@ -29,17 +47,26 @@ class RulesError(Exception):
 
 
 class InvalidRules(RulesError):
-    code = "invalid_rules"
+    code = RuleCode.INVALID_RULES
 
 
 class InvalidPosition(RulesError):
-    code = "invalid_position"
+    code = RuleCode.INVALID_POSITION
 
 
 class InvalidMove(RulesError):
-    """Malformed move. Codes: ``invalid_move``, ``tile_not_in_set``, ``unknown_train``."""
+    """Malformed move. Codes: ``invalid_move``, ``tile_not_in_set``, ``unknown_train``.
 
-    code = "invalid_move"
+    ``field`` names the field of the move object that has the wrong shape (or that no move
+    has); None when the move as a whole is wrong (a play without its tile)."""
+
+    code = RuleCode.INVALID_MOVE
+
+    def __init__(
+        self, message: str, *, code: RuleCode | None = None, field: str | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.field = field
 
 
 class IllegalMove(RulesError):
@@ -49,8 +76,8 @@ class IllegalMove(RulesError):
     ``round_not_running``, ``round_in_progress`` (deal while a round runs), ``game_over``.
     """
 
-    code = "illegal_move"
+    code = RuleCode.ILLEGAL_MOVE
 
 
 class CorruptState(RulesError):
-    code = "corrupt_state"
+    code = RuleCode.CORRUPT_STATE

@@ -134,3 +134,8 @@ Event = (
     | SeatJoined
     | SeatChanged
 )
+
+
+def ends_game(events: list[Event]) -> bool:
+    """Whether these events end the game (its last round is over)."""
+    return any(event["type"] == "game_over" for event in events)

@@ -17,6 +17,7 @@ covers 5.8 hours instead of 35 minutes, so an evening's game keeps 3-byte times.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
@@ -27,10 +28,12 @@ from service.rules import codec
 from service.rules.engine import apply, deal
 from service.rules.errors import CorruptState
 from service.rules.events import Event
+from service.rules.history import Chronicle
+from service.rules.observer import turn_moves
 from service.rules.position import export_position
 from service.rules.state import GameState
 from service.rules.tiles import DRAW, END_TURN, MARK, Move, Tile
-from service.rules.vocabulary import MEXICAN, Action
+from service.rules.vocabulary import MEXICAN, Action, Role
 
 
 class By(StrEnum):
@@ -44,6 +47,17 @@ class By(StrEnum):
     AUTO = "auto"
 
 
+class EntryAction(StrEnum):
+    """The ``action`` of an entry that is no move (a move's is its own ``Action``)."""
+
+    CREATE = "create"
+    DEAL = "deal"
+    JOIN = "join"
+    SEAT = "seat"
+    REMATCH = "rematch"
+    TRANSFER = "transfer"
+
+
 class Kind(IntEnum):
     CREATE = 0
     DEAL = 1
@@ -53,6 +67,9 @@ class Kind(IntEnum):
     END_TURN = 5
     JOIN = 6
     SEAT = 7
+    # 8 is the creation's wire form in ticks (_CREATE_IN_TICKS)
+    REMATCH = 9
+    TRANSFER = 10  # a seat moved to another device: a new token, the old one revoked
 
 
 #: Milliseconds per tick of the times in a game's log (entries' ``at`` are this precise).
@@ -64,7 +81,14 @@ _BY = tuple(By)
 _MOVE_KINDS = {Action.PLAY: Kind.PLAY, Action.DRAW: Kind.DRAW, Action.MARK: Kind.MARK}
 _MOVE_KINDS[Action.END_TURN] = Kind.END_TURN
 _SIMPLE_MOVES = {Kind.DRAW: DRAW, Kind.MARK: MARK, Kind.END_TURN: END_TURN}
-_ACTION_NAMES = {Kind.CREATE: "create", Kind.DEAL: "deal", Kind.JOIN: "join", Kind.SEAT: "seat"}
+_ACTION_NAMES = {
+    Kind.CREATE: EntryAction.CREATE,
+    Kind.DEAL: EntryAction.DEAL,
+    Kind.JOIN: EntryAction.JOIN,
+    Kind.SEAT: EntryAction.SEAT,
+    Kind.REMATCH: EntryAction.REMATCH,
+    Kind.TRANSFER: EntryAction.TRANSFER,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +154,7 @@ def encode(record: Record, created_ms: int, n_players: int, tick_ms: int = 1) ->
         _varint(_tile_index(record.move.tile), out)
         train = record.move.train
         _varint(n_players if train == MEXICAN else int(train), out)
-    elif record.kind in (Kind.JOIN, Kind.SEAT):
+    elif record.kind in (Kind.JOIN, Kind.SEAT, Kind.REMATCH):
         out += record.text.encode()
     elif record.kind == Kind.CREATE:
         out += record.state
@@ -172,10 +196,12 @@ def action_of(record: Record) -> dict[str, Any]:
     if record.move is not None:
         return record.move.to_json()
     action: dict[str, Any] = {"action": _ACTION_NAMES[record.kind]}
-    if record.kind == Kind.JOIN:
+    if record.kind in (Kind.JOIN, Kind.TRANSFER):
         action["seat"] = record.seat
     elif record.kind == Kind.SEAT:
         action.update(seat=record.seat, bot=record.text or None, open=not record.text)
+    elif record.kind == Kind.REMATCH:
+        action["game_id"] = record.text
     return action
 
 
@@ -196,6 +222,9 @@ class Entry:
     record: Record
     events: list[Event]
     position: dict[str, Any] | None = None
+    #: Whose turn it is after the entry in a running round, and that seat's legal moves then
+    #: (kept when the replayer was asked for them): what that seat's reader is sent with it.
+    turn: tuple[int, tuple[Move, ...]] | None = None
 
     # Cached: a feed's readers each ask these of every entry they are sent.
     @cached_property
@@ -225,23 +254,29 @@ class Entry:
 class Replayer:
     """Rebuilds entries from records, in order, on its own copy of the game.
 
-    ``positions`` adds the position right after each deal (the history's replay anchors).
+    ``positions`` adds the position right after each deal (the history's replay anchors);
+    ``moves``, the legal moves of the seat whose turn follows each entry (a stream's).
     """
 
-    def __init__(self, *, positions: bool = False) -> None:
+    def __init__(self, *, positions: bool = False, moves: bool = False) -> None:
         self.state: GameState | None = None
         self.version = 0
         self.created_ms = 0
         self.tick_ms = 1
         self.positions = positions
+        self.moves = moves
 
     def feed(self, raw: bytes) -> Entry:
         """The entry of the next record's wire form."""
+        return self.apply(self.read(raw))
+
+    def read(self, raw: bytes) -> Record:
+        """The next record of a wire form (to :meth:`apply` next)."""
         n = self.state.n_players if self.state is not None else 0
         record = decode(raw, self.created_ms, n, self.tick_ms)
         if record.kind == Kind.CREATE:
             self.created_ms, self.tick_ms = record.at_ms, record.tick_ms
-        return self.apply(record)
+        return record
 
     def apply(self, record: Record) -> Entry:
         self.version += 1
@@ -249,6 +284,10 @@ class Replayer:
         entry = Entry(self.version, record, events)
         if self.positions and record.kind == Kind.DEAL and self.state is not None:
             entry.position = export_position(self.state)
+        if self.moves and self.state is not None and self.state.turn is not None:
+            moves = turn_moves(self.state, Role.of_seat(self.state.turn))
+            if moves is not None:
+                entry.turn = (self.state.turn, tuple(moves))
         return entry
 
     def _run(self, record: Record) -> list[Event]:
@@ -262,6 +301,21 @@ class Replayer:
             return deal(state)
         if record.move is not None and record.seat is not None:
             return apply(state, record.seat, record.move)
+        if record.kind == Kind.REMATCH:
+            return []  # the game is over; the entry names the next game (its action)
+        if record.kind == Kind.TRANSFER:
+            return []  # the game is as it was: only the seat's token changed
         if record.kind == Kind.JOIN and record.seat is not None:
             state.players[record.seat] = record.text
         return seat_events(record)
+
+
+def chronicle(raw_log: Iterable[bytes]) -> Chronicle:
+    """The clues of a game's current round, from its whole log (every move replayed)."""
+    replayer, clues = Replayer(), Chronicle()
+    for raw in raw_log:
+        record = replayer.read(raw)
+        if record.move is not None and record.seat is not None and replayer.state is not None:
+            clues.note(replayer.state, record.seat, record.move)
+        replayer.apply(record)
+    return clues

@@ -2,11 +2,12 @@
 
 Besides the core fields, an export carries extension fields so a mid-turn state (after a double,
 after a draw, during an opening chain) round-trips exactly: ``status``, ``seed``,
-``deal_secret``, ``starter``, ``turn_state`` ``{drawn, tiles_played, must_follow}``,
-``consecutive_marks`` and ``winners``.
-Import accepts documents without them: ``status`` defaults to ``in_round``, the turn state to the
-start of a turn, the mark count to 0, ``starter`` to null (the next ``from_hand`` engine search
-then starts at seat 0) and ``seed`` to a fresh random seed with a fresh ``deal_secret``.
+``deal_secret``, ``starter``, ``turn_state`` ``{drawn, tiles_played, must_follow}`` and
+``winners``. Import accepts documents without them: ``status`` defaults to ``in_round``, the turn
+state to the start of a turn, ``starter`` to null (the next ``from_hand`` engine search
+then starts at seat 0) and ``seed`` to a fresh random seed with a fresh ``deal_secret``. A
+``consecutive_marks`` field (older documents) is accepted and ignored: whether a round is
+blocked follows from the position itself (rule 8).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from service.rules.options import (
     valid_name,
 )
 from service.rules.rng import MAX_SEED, SECRET_BYTES, random_secret, random_seed, valid_secret
-from service.rules.state import GameState, advance
+from service.rules.state import GameState, next_end
 from service.rules.tiles import Tile, full_set, parse_tile
-from service.rules.vocabulary import MEXICAN, Opening, Status
+from service.rules.vocabulary import MEXICAN, Opening, Preset, Status
 
 FORMAT = "mexican-train-position/1"
 
@@ -59,7 +60,6 @@ def export_position(state: GameState) -> dict[str, Any]:
             "tiles_played": state.tiles_played,
             "must_follow": None if state.must_follow is None else state.train_id(state.must_follow),
         },
-        "consecutive_marks": state.consecutive_marks,
         "winners": None if state.winners is None else list(state.winners),
     }
 
@@ -104,7 +104,7 @@ def _chain(engine: int, tiles: list[Tile], chicken: bool, tid: str) -> tuple[lis
             raise _fail(f"train {tid}: tile {tile} does not connect to {what} (needs a {end})")
         placed = tile.oriented(end)
         oriented.append(placed)
-        end, pending = advance(end, pending, placed, chicken)
+        end, pending = next_end(end, pending, placed, chicken)
     return oriented, end, pending
 
 
@@ -134,7 +134,6 @@ def import_position(doc: Any) -> GameState:
     _trains(doc, state)
     _tiles_once(state)
     _open_doubles(doc, state)
-    _consecutive_marks(doc, state)
     if state.status != Status.IN_ROUND:
         if doc.get("turn") is not None:
             raise _fail(f"no player has the turn when the status is {state.status}")
@@ -165,7 +164,7 @@ def _rules(doc: dict[str, Any], n: int) -> Rules:
     if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):
         raise _fail('\'rules\' must be {"preset": name, "options": {...}}')
     try:
-        return resolve_rules(spec.get("preset", "standard"), spec.get("options") or {}, n)
+        return resolve_rules(spec.get("preset", Preset.STANDARD), spec.get("options") or {}, n)
     except InvalidRules as err:
         raise _fail(f"rules: {err}") from None
 
@@ -325,16 +324,6 @@ def _open_doubles(doc: dict[str, Any], state: GameState) -> None:
             f"double are {sorted(actual)}"
         )
     state.open_doubles = [ids.index(x) for x in open_doubles]
-
-
-def _consecutive_marks(doc: dict[str, Any], state: GameState) -> None:
-    n = state.n_players
-    marks = doc.get("consecutive_marks", 0)
-    if type(marks) is not int or not 0 <= marks < n:
-        raise _fail(f"'consecutive_marks' must be an integer 0..{n - 1}")
-    if marks and state.boneyard:
-        raise _fail("'consecutive_marks' only counts marks made while the boneyard is empty")
-    state.consecutive_marks = marks
 
 
 def _turn(doc: dict[str, Any], state: GameState) -> None:

@@ -31,6 +31,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 MASK64 = (1 << 64) - 1
+_GAMMA, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 MAX_SEED = (1 << 63) - 1
 SECRET_BYTES = 16  # 128 bits: out of reach of any search
 _SECRET_RE = re.compile(f"[0-9a-f]{{{2 * SECRET_BYTES}}}")
@@ -69,11 +70,29 @@ class SplitMix64(Shuffler):
         return cls(int.from_bytes(digest[:8], "big"))
 
     def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        self.state = (self.state + _GAMMA) & MASK64
         z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        z = ((z ^ (z >> 30)) * _MIX1) & MASK64
+        z = ((z ^ (z >> 27)) * _MIX2) & MASK64
         return z ^ (z >> 31)
+
+    # ``below`` and ``shuffle`` with ``next`` inlined (the same numbers): a deal shuffles the
+    # whole set, and the samplers' random walks ask thousands of indices.
+    def below(self, n: int) -> int:
+        z = self.state = (self.state + _GAMMA) & MASK64
+        z = ((z ^ (z >> 30)) * _MIX1) & MASK64
+        z = ((z ^ (z >> 27)) * _MIX2) & MASK64
+        return ((z ^ (z >> 31)) * n) >> 64
+
+    def shuffle(self, items: list[T]) -> None:
+        state = self.state
+        for i in range(len(items) - 1, 0, -1):
+            z = state = (state + _GAMMA) & MASK64
+            z = ((z ^ (z >> 30)) * _MIX1) & MASK64
+            z = ((z ^ (z >> 27)) * _MIX2) & MASK64
+            j = ((z ^ (z >> 31)) * (i + 1)) >> 64
+            items[i], items[j] = items[j], items[i]
+        self.state = state
 
 
 class SecretStream(Shuffler):

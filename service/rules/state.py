@@ -14,16 +14,17 @@ from service.rules.options import Rules
 from service.rules.tiles import MAX_PIP, Move, Tile
 from service.rules.vocabulary import MEXICAN, Status
 
-__all__ = ["MEXICAN", "TRAIN_MEMORY", "GameState", "advance"]
+__all__ = ["MEXICAN", "TRAIN_MEMORY", "GameState", "next_end"]
 
 #: The most tiles one double takes (three with ``chicken_foot``): a train's last this many tiles
 #: decide its open end and follow count.
 TRAIN_MEMORY = 3
 
 _copy = list.copy
+_PIPS = range(MAX_PIP + 1)
 
 
-def advance(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
+def next_end(end: int, pending: int, placed: Tile, chicken_foot: bool) -> tuple[int, int]:
     """A train's (open end, follow count) after ``placed`` (oriented) joins it.
 
     ``pending`` counts the tiles the double at the train's end still needs. A tile played while
@@ -48,7 +49,6 @@ class GameState:
     __slots__ = (
         "_legal",
         "boneyard",
-        "consecutive_marks",
         "deal_secret",
         "drawn",
         "ends",
@@ -105,7 +105,6 @@ class GameState:
         self.tiles_played: int = 0
         self.drawn: bool = False
         self.must_follow: int | None = None
-        self.consecutive_marks: int = 0  # marks in a row made while the boneyard was empty
         self.winners: list[int] | None = None
         self._legal: list[Move] | None = None  # the legal moves of the seat on turn, once known
 
@@ -174,7 +173,6 @@ class GameState:
         new.tiles_played = self.tiles_played
         new.drawn = self.drawn
         new.must_follow = self.must_follow
-        new.consecutive_marks = self.consecutive_marks
         new.winners = None if self.winners is None else list(self.winners)
         # Shared: the cached list is never handed out (callers get copies) and any change of
         # either state drops it, so it stays the legal moves of both until one of them moves.
@@ -185,11 +183,12 @@ class GameState:
         """Rebuild the per-pip hand index from the (sorted) hands."""
         self.index = []
         for hand in self.hands:
-            by_pip: list[list[Tile]] = [[] for _ in range(MAX_PIP + 1)]
+            by_pip: list[list[Tile]] = [[] for _ in _PIPS]
             for tile in hand:
-                by_pip[tile.a].append(tile)
-                if tile.b != tile.a:
-                    by_pip[tile.b].append(tile)
+                a, b = tile
+                by_pip[a].append(tile)
+                if b != a:
+                    by_pip[b].append(tile)
             self.index.append(by_pip)
 
     def recompute_trains(self) -> None:
@@ -204,6 +203,6 @@ class GameState:
         for t, tiles in enumerate(self.trains):
             end, pending = engine, 0
             for tile in tiles[-TRAIN_MEMORY:]:
-                end, pending = advance(end, pending, tile, chicken)
+                end, pending = next_end(end, pending, tile, chicken)
             self.ends[t] = end
             self.pending[t] = pending

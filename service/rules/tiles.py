@@ -10,6 +10,10 @@ from service.rules.vocabulary import MEXICAN, Action
 
 #: Highest pip number of any supported set (double-18).
 MAX_PIP = 18
+#: The longest train id a move may name ("mexican"; seat numbers have at most two digits).
+MAX_TRAIN_ID = 16
+#: The fields of a move object (``tile`` and ``train`` for a play alone).
+_FIELDS = frozenset({"action", "tile", "train"})
 
 _PLAY = Action.PLAY
 
@@ -59,8 +63,15 @@ _TILES: list[list[Tile]] = [[_make(x, y) for y in range(MAX_PIP + 1)] for x in r
 
 
 def full_set(n: int) -> list[Tile]:
-    """Every tile of a double-``n`` set, in a fixed canonical order (the shuffle input)."""
-    return [_TILES[a][b] for a in range(n + 1) for b in range(a, n + 1)]
+    """Every tile of a double-``n`` set, in a fixed canonical order (the shuffle input): a
+    fresh list, copied from one made once per set (every deal asks for it)."""
+    tiles = _FULL_SETS.get(n)
+    if tiles is None:
+        tiles = _FULL_SETS[n] = tuple(_TILES[a][b] for a in range(n + 1) for b in range(a, n + 1))
+    return list(tiles)
+
+
+_FULL_SETS: dict[int, tuple[Tile, ...]] = {}
 
 
 def parse_tile(obj: Any) -> Tile:
@@ -90,35 +101,49 @@ class Move:
 
     @classmethod
     def from_json(cls, obj: Any) -> Move:
-        """Parse a move object; raises ``InvalidMove`` (code ``invalid_move``) on a bad shape.
+        """Parse a move object: the one parse of a move, for the API and its clients alike.
 
-        Whether the tile belongs to the game's set and the train exists is checked by
-        ``apply`` (codes ``tile_not_in_set`` / ``unknown_train``), which knows the game."""
+        A field of the wrong shape, or one no move has, raises ``InvalidMove`` naming it
+        (``field``); a move without what its action needs, or with a field only another action
+        takes, raises it naming none. Whether the tile is of the game's set and the train
+        exists is ``apply``'s to say, which knows the game (``tile_not_in_set``,
+        ``unknown_train``).
+
+        >>> Move.from_json({"action": "play", "tile": [5, 3], "train": "mexican"})
+        Move(action=<Action.PLAY: 'play'>, tile=Tile(a=3, b=5), train='mexican')
+        >>> Move.from_json({"action": "draw", "tile": [1, 2]})
+        Traceback (most recent call last):
+        ...
+        service.rules.errors.InvalidMove: draw takes no tile or train
+        """
         if not isinstance(obj, dict):
-            raise InvalidMove("a move is a JSON object with an 'action'")
+            raise InvalidMove("a move is a JSON object with an 'action'", field="_schema")
+        unknown = sorted(str(name) for name in obj if name not in _FIELDS)
+        if unknown:
+            raise InvalidMove(f"a move has no field {unknown[0]!r}", field=unknown[0])
         action = obj.get("action")
         if not isinstance(action, str) or action not in _ACTIONS:
-            raise InvalidMove(f"unknown action {action!r}; expected one of {', '.join(Action)}")
-        extra = set(obj) - ({"action", "tile", "train"} if action == _PLAY else {"action"})
-        extra -= {k for k in ("tile", "train") if obj.get(k) is None}
-        if extra:
+            expected = ", ".join(Action)
             raise InvalidMove(
-                f"unexpected field(s) for {action}: {', '.join(sorted(map(str, extra)))}"
+                f"unknown action {action!r}; expected one of {expected}", field="action"
             )
+        tile, train = obj.get("tile"), obj.get("train")
         if action != _PLAY:
+            if tile is not None or train is not None:
+                raise InvalidMove(f"{action} takes no tile or train")
             return _SIMPLE[action]
-        if "tile" not in obj or "train" not in obj:
+        if tile is None or train is None:
             raise InvalidMove("a play needs a 'tile' ([a, b]) and a 'train' id")
         try:
-            tile = parse_tile(obj["tile"])
+            parsed = parse_tile(tile)
         except ValueError as err:
-            raise InvalidMove(str(err)) from None
-        train = obj["train"]
-        if not isinstance(train, str) or not train:
+            raise InvalidMove(str(err), field="tile") from None
+        if not isinstance(train, str) or not 0 < len(train) <= MAX_TRAIN_ID:
             raise InvalidMove(
-                '\'train\' is a train id string: a seat number like "0", or "mexican"'
+                '\'train\' is a train id string: a seat number like "0", or "mexican"',
+                field="train",
             )
-        return _play_move(tile, train)
+        return _play_move(parsed, train)
 
     def to_json(self) -> dict[str, Any]:
         if self.action == _PLAY:

@@ -77,22 +77,25 @@ class DoubleFollow(StrEnum):
 
 class RoleKind(StrEnum):
     HOST = "host"
+    TABLE = "table"
     SEAT = "seat"
     PUBLIC = "public"
 
 
 @dataclass(frozen=True, slots=True)
 class Role:
-    """Who is asking: the host, one seat, or the public (no token).
+    """Who is asking: the host, the table, one seat, or the public (no token).
 
-    Use the shared values ``Role.HOST``, ``Role.PUBLIC`` and ``Role.of_seat(n)``; ``seat`` is the
-    seat number for a seat role and ``None`` otherwise.
+    The table (a front end's credential for running the table) sees what the public sees. Use
+    the shared values ``Role.HOST``, ``Role.TABLE``, ``Role.PUBLIC`` and ``Role.of_seat(n)``;
+    ``seat`` is the seat number for a seat role and ``None`` otherwise.
     """
 
     kind: RoleKind
     seat: int | None = None
 
     HOST: ClassVar[Role]
+    TABLE: ClassVar[Role]
     PUBLIC: ClassVar[Role]
 
     @staticmethod
@@ -109,11 +112,17 @@ class Role:
     def is_seat(self) -> bool:
         return self.kind is RoleKind.SEAT
 
+    @property
+    def runs_table(self) -> bool:
+        """Deals and changes seats: the host, or the table token."""
+        return self.kind is RoleKind.HOST or self.kind is RoleKind.TABLE
+
     def __str__(self) -> str:
         return f"seat {self.seat}" if self.seat is not None else str(self.kind)
 
 
 Role.HOST = Role(RoleKind.HOST)
+Role.TABLE = Role(RoleKind.TABLE)
 Role.PUBLIC = Role(RoleKind.PUBLIC)
 # Seat roles are made once: identifying a token on every request allocates nothing.
 _SEATS = tuple(Role(RoleKind.SEAT, seat) for seat in range(32))

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from service.rules import Status, apply, deal, dumps, legal_moves, loads, new_game
-from service.rules.state import TRAIN_MEMORY, GameState, advance
+from service.rules.state import TRAIN_MEMORY, GameState, next_end
 
 
 def _full_walk(state: GameState) -> tuple[list[int], list[int]]:
@@ -18,7 +18,7 @@ def _full_walk(state: GameState) -> tuple[list[int], list[int]]:
     for tiles in state.trains:
         end, count = state.engine, 0
         for tile in tiles:
-            end, count = advance(end, count, tile, state.rules.chicken_foot)
+            end, count = next_end(end, count, tile, state.rules.chicken_foot)
         ends.append(end)
         pending.append(count)
     return ends, pending

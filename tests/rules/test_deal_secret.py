@@ -19,8 +19,8 @@ from service.rules import (
     new_game,
 )
 from service.rules.engine import apply, legal_moves
+from service.rules.observer import seat_view
 from service.rules.rng import SECRET_BYTES, valid_secret
-from service.rules.sampling import seat_view
 from service.rules.state import GameState
 
 PLAYERS = ["ann", "bo", "cy", "di"]

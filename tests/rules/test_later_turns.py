@@ -92,7 +92,7 @@ def test_s6_draw_unplayable_then_mark() -> None:
     assert legal_moves(state, 0) == [Move("mark")]
     events = apply(state, 0, Move("mark"))
     assert events == [{"type": "marker_placed", "seat": 0}, {"type": "turn_passed", "seat": 1}]
-    assert state.marked[0] and state.consecutive_marks == 0
+    assert state.marked[0]
 
 
 def test_s6_drawing_the_last_boneyard_tile() -> None:
@@ -101,7 +101,7 @@ def test_s6_drawing_the_last_boneyard_tile() -> None:
     apply(state, 0, Move("draw"))
     assert state.boneyard == [] and legal_moves(state, 0) == [Move("mark")]
     apply(state, 0, Move("mark"))
-    assert state.consecutive_marks == 1
+    assert state.status == "in_round"
     # the next player cannot draw from the empty boneyard
     assert legal_moves(state, 1) == [Move("mark")]
 

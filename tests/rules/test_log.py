@@ -16,6 +16,7 @@ from service.rules.log import (
     Kind,
     Record,
     Replayer,
+    chronicle,
     decode,
     encode,
     rfc3339,
@@ -42,7 +43,7 @@ def play_logged(
             continue
         seat = state.turn
         assert seat is not None
-        move = bot.choose(rules.game_view(state, seat), rules.legal_moves(state, seat))
+        move = bot.choose(rules.seat_view(state, seat), rules.legal_moves(state, seat))
         events.append(rules.apply(state, seat, move))
         record = Record.of_move(move, seat, By.PLAYER, at)
         records.append(encode(record, CREATED, players, tick_ms))
@@ -105,3 +106,26 @@ def test_entries_show_the_contract_shape_and_history_positions() -> None:
     assert deal["position"]["format"] == rules.FORMAT
     assert entries[2].to_json([])["at"].endswith("Z")
     assert rfc3339(CREATED + 123) == "2025-12-01T10:00:00.123Z"
+
+
+@pytest.mark.parametrize(("preset", "players"), [("standard", 4), ("tournament", 3)])
+def test_the_chronicle_of_a_log_is_the_one_noted_in_play(preset: str, players: int) -> None:
+    """Replaying a log prefix gives the clues noted while those moves were made."""
+    state = rules.new_game([f"p{i}" for i in range(players)], preset, seed=5)
+    creation = Record(Kind.CREATE, By.HOST, CREATED, state=rules.dumps(state), tick_ms=TICK_MS)
+    records = [encode(creation, 0, 0)]
+    rules.deal(state)
+    records.append(encode(Record(Kind.DEAL, By.AUTO, CREATED), CREATED, players, TICK_MS))
+    noted, bot = rules.Chronicle(), RandomBot(5)
+    for _ in range(60):
+        seat = state.turn
+        if seat is None:
+            break
+        move = bot.choose(rules.seat_view(state, seat), rules.legal_moves(state, seat))
+        noted.note(state, seat, move)
+        rules.apply(state, seat, move)
+        records.append(encode(Record.of_move(move, seat, By.BOT, CREATED), CREATED, players))
+    replayed = chronicle(records)
+    assert replayed.clues == noted.clues
+    assert any(c.kind == rules.ClueKind.LACKS for c in replayed.clues)
+    assert replayed.seen_by(1, state.round) == noted.seen_by(1, state.round)

@@ -150,7 +150,7 @@ def test_s5_opening_no_play_draw_until_marks_when_the_boneyard_is_empty() -> Non
     assert len(state.boneyard) == 0
     assert legal_moves(state, 0) == [Move("mark")]
     apply(state, 0, Move("mark"))
-    assert state.consecutive_marks == 1  # made while the boneyard was empty
+    assert state.marked[0] and state.opened[0]
 
 
 def test_s5_opening_out_waits_until_everybody_has_opened() -> None:

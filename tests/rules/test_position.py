@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
 import pytest
 
 from service.rules import (
@@ -93,7 +94,6 @@ def _broken(mutate: Any) -> dict[str, Any]:
         (lambda d: d.update(status="paused"), "status"),
         (lambda d: d.update(seed=-5), "seed"),
         (lambda d: d.update(starter=9), "starter"),
-        (lambda d: d.update(consecutive_marks=1), "consecutive_marks"),
         (lambda d: d.update(turn_state={"drawn": "no"}), "turn_state"),
         (lambda d: d.update(turn_state={"must_follow": "0", "tiles_played": 1}), "must_follow"),
         (lambda d: d.update(hands=[[[9, 4], [4, 4]], [], [[0, 0], [3, 9]], [1, 2]]), "hands"),
@@ -170,17 +170,33 @@ def test_s9_dumps_is_compact_versioned_and_round_trips() -> None:
         assert state.turn is not None
         apply(state, state.turn, legal_moves(state, state.turn)[0])
     data = dumps(state)
-    assert data[0] == 1
+    assert data[0] == 2
     assert len(data) <= 4096
     assert dumps(loads(data)) == data
     assert export_position(loads(data)) == export_position(state)
 
 
-@pytest.mark.parametrize("data", [b"", b"\x02[]", b"\x01{", b"\x01[]", b"\x01[1,2,3]", "text"])
+@pytest.mark.parametrize(
+    "data", [b"", b"\x02[]", b"\x03[]", b"\x01{", b"\x01[]", b"\x01[1,2,3]", "text"]
+)
 def test_s9_loads_refuses_corrupt_bytes(data: Any) -> None:
     with pytest.raises(CorruptState) as err:
         loads(data)
     assert err.value.code == "corrupt_state"
+
+
+@pytest.mark.parametrize("secret", [True, False])
+def test_s9_states_stored_with_the_old_mark_count_still_load(secret: bool) -> None:
+    """Version 1 held a count of marks in a row (the old blocked-round rule) before ``winners``;
+    it is read and dropped."""
+    state = new_game(["ann", "bo", "cy"], seed=3)
+    deal(state)
+    body = orjson.loads(dumps(state)[1:])
+    if not secret:
+        body.pop()  # states stored before deal secrets existed
+        state.deal_secret = None
+    old = bytes([1]) + orjson.dumps([*body[:18], 2, *body[18:]])
+    assert export_position(loads(old)) == export_position(state)
 
 
 def test_s9_a_hand_is_seen_by_its_owner_alone() -> None:

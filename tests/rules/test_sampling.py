@@ -25,14 +25,9 @@ from service.rules import (
     new_game,
     score_view,
 )
+from service.rules.observer import View, seat_view
 from service.rules.rng import SplitMix64
-from service.rules.sampling import (
-    SeatView,
-    sample_positions,
-    sample_state,
-    sampling_rng,
-    seat_view,
-)
+from service.rules.sampling import sample_positions, sample_state, sampling_rng
 from service.rules.tiles import Tile, full_set
 from tests.rules.test_properties import games
 
@@ -80,9 +75,7 @@ def test_samples_agree_with_the_seat_view(
     seat = seat_pick % n
     view = seat_view(state, seat)
     # A bot's path: the seat's game view JSON (plus the public per-round scores) gives the same.
-    from_json = SeatView.from_game_view(
-        game_view(state, seat), seat, state.scores, state.consecutive_marks
-    )
+    from_json = View.from_json(game_view(state, seat), seat, state.scores)
     assert from_json == view
     full = sorted(tuple(t) for t in full_set(state.rules.set))
     for doc in sample_positions(view, 3, seed):
@@ -124,13 +117,13 @@ def test_the_samples_depend_on_the_view_alone() -> None:
 
 def test_a_view_that_does_not_fit_its_tiles_is_refused() -> None:
     view = seat_view(mid_round(), 0)
-    broken = SeatView(**{**_fields(view), "boneyard_size": view.boneyard_size + 1})
+    broken = View(**{**_fields(view), "boneyard_size": view.boneyard_size + 1})
     with pytest.raises(InvalidPosition):
         sample_state(broken, sampling_rng(1))
 
 
-def _fields(view: SeatView) -> dict[str, Any]:
-    return {name: getattr(view, name) for name in SeatView.__slots__}
+def _fields(view: View) -> dict[str, Any]:
+    return {name: getattr(view, name) for name in View.__slots__}
 
 
 # ------------------------------------------------------------------------ uniformity
@@ -139,7 +132,7 @@ SAMPLES = 1000
 FAMILY_ALPHA = 0.001  # Bonferroni over the tiles: a false alarm once in a thousand seeds
 
 
-def placement_p_values(view: SeatView, rng: SplitMix64) -> tuple[list[float], float]:
+def placement_p_values(view: View, rng: SplitMix64) -> tuple[list[float], float]:
     """Per unseen tile, the chi-square p-value of where it landed against the sizes of the
     hidden places; and the p-value of which tile is drawn next (uniform over unseen tiles)."""
     places = [s for s in range(len(view.players)) if s != view.seat]

@@ -47,30 +47,23 @@ def _stuck(seat1_hand: list[list[int]], train1: list[list[int]]) -> dict[str, ob
     }
 
 
-def test_s8_blocked_round_after_p_marks_in_a_row() -> None:
+def test_s8_a_blocked_round_scores_every_hand() -> None:
     state = load(**_stuck([[1, 1]], [[6, 0], [0, 5]]))  # type: ignore[arg-type]
     assert state.boneyard == []
-    apply(state, 0, Move("mark"))
-    apply(state, 1, Move("mark"))
-    assert state.status == "in_round" and state.consecutive_marks == 2
-    events = apply(state, 2, Move("mark"))
+    events = apply(state, 0, Move("mark"))  # nobody can play even with every train open
     assert events[-1]["type"] == "round_over" and events[-1]["reason"] == "blocked"
     assert events[-1]["out"] == []
     assert events[-1]["scores"][:2] == [50, 2]
     assert events[-1]["scores"][2] == sum(t.pips for t in state.hands[2])
 
 
-def test_s8_a_play_resets_the_blocked_count() -> None:
+def test_s8_a_mark_while_someone_can_still_play_does_not_block() -> None:
     state = load(**_stuck([[0, 5], [1, 1]], [[6, 0]]))  # type: ignore[arg-type]
-    apply(state, 0, Move("mark"))
-    assert state.consecutive_marks == 1
+    apply(state, 0, Move("mark"))  # seat 1 can play [0,5] on its own train
+    assert state.status == "in_round"
     apply(state, 1, play([0, 5], "1"))
-    assert state.consecutive_marks == 0
-    apply(state, 2, Move("mark"))
-    apply(state, 0, Move("mark"))
-    assert state.status == "in_round" and state.consecutive_marks == 2
-    apply(state, 1, Move("mark"))
-    assert state.status == "round_over"
+    events = apply(state, 2, Move("mark"))  # now nobody can: blocked at this first mark
+    assert state.status == "round_over" and events[-1]["reason"] == "blocked"
 
 
 def test_s8_totals_accumulate_and_the_last_round_ends_the_game() -> None:

@@ -1,0 +1,223 @@
+"""docs/rules.md section 8: a round is blocked only when no player has a legal play.
+
+Both directions of the rule: a mark that opens a train on which another player can play does
+not block (the old "P marks in a row" did), and a lap where nobody can play even with every
+train open blocks after its first mark (the old count waited for P marks). Then a property test
+over random rounds played past an empty boneyard: at every mark, the engine's verdict agrees
+with simulating every seat's turns (play if the naive reference reading of rules 5-7 finds a
+play, else mark) for two laps.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.rules import Move, apply, deal, export_position, legal_moves, new_game
+from service.rules.engine import round_blocked
+from tests.rules.helpers import load, play, plays
+from tests.rules.reference import reference_moves
+
+MARK = Move("mark")
+
+# Double-6, two players, nothing left to draw: seat 0 holds [2,6], which fits only seat 1's
+# train (ending on 2, no marker); seat 1 holds [3,3], which fits nothing.
+OPENS_A_PLAY: dict[str, Any] = {
+    "players": 2,
+    "options": {"set": 6},
+    "hands": [[[2, 6]], [[3, 3]]],
+    "trains": {
+        "0": [[6, 3], [3, 4], [4, 4], [4, 2], [2, 2], [2, 3], [3, 5], [5, 5], [5, 2], [2, 1],
+              [1, 5], [5, 4], [4, 6], [6, 1], [1, 3], [3, 0], [0, 1], [1, 1], [1, 4], [4, 0],
+              [0, 5]],
+        "1": [[6, 0], [0, 0], [0, 2]],
+        "mexican": [[6, 5]],
+    },
+}  # fmt: skip
+
+# The same shape under chicken foot (each double in a train followed by three toes): seat 0
+# holds [2,2] for seat 1's train, seat 1 holds [4,4] and [4,6].
+OPENS_A_PLAY_CHICKEN_FOOT: dict[str, Any] = {
+    "players": 2,
+    "options": {"set": 6, "chicken_foot": True},
+    "hands": [[[2, 2]], [[4, 4], [4, 6]]],
+    "trains": {
+        "0": [[6, 5], [5, 5], [5, 2], [5, 4], [5, 3], [3, 2], [2, 4], [4, 3], [3, 3], [3, 1],
+              [3, 6], [3, 0]],
+        "1": [[6, 2], [2, 0], [0, 0], [0, 1], [0, 4], [0, 5], [5, 1], [1, 1], [1, 6], [1, 4],
+              [1, 2]],
+        "mexican": [[6, 0]],
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("doc", "preset"),
+    [
+        (OPENS_A_PLAY, "standard"),
+        (OPENS_A_PLAY, "tournament"),  # mexican_needs_own_blocked
+        (OPENS_A_PLAY_CHICKEN_FOOT, "standard"),
+    ],
+)
+def test_s8_a_mark_that_opens_a_play_does_not_block(doc: dict[str, Any], preset: str) -> None:
+    options = {**doc["options"], "hand_size": 5}  # no deal-table row for a double-6 set
+    state = load(**{**doc, "preset": preset, "options": options})
+    assert state.boneyard == []
+    apply(state, 0, MARK)
+    events = apply(state, 1, MARK)  # two marks in a row by two players: the old rule blocked
+    assert state.status == "in_round", events
+    assert events == [{"type": "marker_placed", "seat": 1}, {"type": "turn_passed", "seat": 0}]
+    tile = doc["hands"][0][0]
+    assert plays(state) == {((tile[0], tile[1]), "1")}
+    over = apply(state, 0, play(tile, "1"))[-1]
+    assert (over["type"], over["reason"], over["out"]) == ("round_over", "out", [0])
+
+
+# The example of docs/rules.md section 8 at engine 7 of a double-9 set (round 3 for two
+# players): seat 0 holds [7,9], seat 1 holds [2,2], seat 1's unmarked train ends on 9. With
+# only those two tiles in hands no complete position exists (every train starts on 7, so the
+# pips' parities leave more odd ends than three trains have), so each hand holds a few more
+# tiles that fit nothing: seat 0 [4,9] [6,6] [7,8], seat 1 [0,6] [8,8] [2,3].
+ENGINE_SEVEN: dict[str, Any] = {
+    "players": 2,
+    "round": 3,
+    "hands": [[[7, 9], [4, 9], [6, 6], [7, 8]], [[2, 2], [0, 6], [8, 8], [2, 3]]],
+    "trains": {
+        "0": [[7, 0], [0, 0], [0, 3], [3, 6], [6, 8], [8, 2], [2, 0], [0, 9], [9, 8], [8, 4],
+              [4, 1], [1, 0], [0, 8], [8, 3], [3, 7], [7, 5], [5, 2], [2, 4], [4, 4], [4, 5],
+              [5, 0], [0, 4], [4, 3], [3, 5], [5, 5], [5, 9], [9, 2], [2, 6], [6, 4], [4, 7],
+              [7, 2], [2, 1], [1, 1], [1, 9], [9, 9], [9, 3], [3, 3], [3, 1]],
+        "1": [[7, 1], [1, 8], [8, 5], [5, 6], [6, 9]],
+        "mexican": [[7, 6], [6, 1], [1, 5]],
+    },
+    "scores": [[10, 0], [0, 12]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("preset", ["standard", "tournament"])
+def test_s8_the_documented_example_continues_after_two_marks(preset: str) -> None:
+    state = load(**ENGINE_SEVEN, preset=preset)
+    assert (state.engine, state.boneyard, plays(state)) == (7, [], set())
+    apply(state, 0, MARK)
+    events = apply(state, 1, MARK)
+    assert state.status == "in_round", events
+    assert ((7, 9), "1") in plays(state)
+    apply(state, 0, play([7, 9], "1"))
+    assert state.status == "in_round" and state.turn == 1
+
+
+def _stuck(preset: str) -> dict[str, Any]:
+    """Double-6, 3 players, empty boneyard: every train ends on 5 and every 5 is placed."""
+    return {
+        "preset": preset,
+        "options": {"set": 6, "hand_size": 5},
+        "hands": [[[0, 0]], [[1, 1]], [[2, 2]]],
+        "trains": {
+            "0": [[6, 5], [5, 5], [5, 1], [1, 2], [2, 5]],
+            "1": [[6, 0], [0, 5]],
+            "2": [[6, 3], [3, 5]],
+            "mexican": [[6, 4], [4, 5]],
+        },
+        "rest_to": 2,
+    }
+
+
+@pytest.mark.parametrize("preset", ["standard", "tournament"])
+def test_s8_nobody_can_play_even_with_every_train_open_blocks_at_the_first_mark(
+    preset: str,
+) -> None:
+    state = load(**_stuck(preset))
+    assert state.boneyard == []
+    over = apply(state, 0, MARK)[-1]
+    assert (over["type"], over["reason"], over["out"]) == ("round_over", "blocked", [])
+    assert state.status == "round_over"
+
+
+# Chicken foot, double-6, three players: every train ends on 6 (three are still empty), every 6
+# is placed, and no hand holds a tile that fits.
+STUCK_CHICKEN_FOOT: dict[str, Any] = {
+    "options": {"set": 6, "chicken_foot": True, "hand_size": 5},
+    "hands": [[[3, 4], [2, 3]], [[0, 0], [1, 1]], [[4, 5]]],
+    "trains": {
+        "0": [[6, 3], [3, 3], [3, 5], [3, 0], [3, 1], [1, 0], [0, 5], [5, 5], [5, 6], [5, 2],
+              [5, 1], [1, 6], [6, 4], [4, 4], [4, 1], [4, 0], [4, 2], [2, 2], [2, 6], [2, 1],
+              [2, 0], [0, 6]],
+    },
+}  # fmt: skip
+
+
+def test_s8_chicken_foot_nobody_can_play_blocks_at_the_first_mark() -> None:
+    state = load(**STUCK_CHICKEN_FOOT)
+    assert state.boneyard == [] and round_blocked(state)
+    over = apply(state, 0, MARK)[-1]
+    assert (over["type"], over["reason"]) == ("round_over", "blocked")
+
+
+# --------------------------------------------------------------------------- property
+
+
+def _simulate(doc: dict[str, Any]) -> bool:
+    """Whether any seat plays in the next two laps when each plays if the reference reading
+    finds a play and marks otherwise (``doc``: the position right after a mark)."""
+    doc = copy.deepcopy(doc)
+    n = len(doc["players"])
+    for _ in range(2 * n):
+        seat = doc["turn"]
+        if any(move[0] == "play" for move in reference_moves(doc)):
+            return True
+        doc["marked"][seat] = True
+        doc["opened"][seat] = True
+        doc["turn"] = (seat + 1) % n
+        doc["turn_state"] = {"drawn": False, "tiles_played": 0, "must_follow": None}
+    return False
+
+
+def _after_mark(before: dict[str, Any], seat: int) -> dict[str, Any]:
+    doc = copy.deepcopy(before)
+    doc["marked"][seat] = True
+    doc["opened"][seat] = True
+    doc["turn"] = (seat + 1) % len(doc["players"])
+    doc["turn_state"] = {"drawn": False, "tiles_played": 0, "must_follow": None}
+    return doc
+
+
+OPTIONS = st.sampled_from(
+    [
+        ("standard", {}),
+        ("tournament", {}),
+        ("classic", {}),
+        ("standard", {"chicken_foot": True}),
+        ("standard", {"set": 6, "hand_size": 4}),
+        ("tournament", {"set": 9, "chicken_foot": True, "hand_size": 6}),
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPTIONS, st.integers(2, 6), st.integers(0, 2**32))
+def test_s8_blocked_exactly_when_no_seat_can_play_in_the_laps_to_come(
+    preset_options: tuple[str, dict[str, Any]], players: int, seed: int
+) -> None:
+    preset, options = preset_options
+    state = new_game([f"p{i}" for i in range(players)], preset, options, seed=seed)
+    rng = random.Random(seed)
+    checked = 0
+    while state.status != "game_over" and checked < 40:
+        deal(state)
+        while state.status == "in_round":
+            seat = state.turn
+            assert seat is not None
+            move = rng.choice(legal_moves(state, seat))
+            marks_empty = move.action == "mark" and not state.boneyard
+            before = export_position(state) if marks_empty else None
+            events = apply(state, seat, move)
+            if before is None:
+                continue
+            checked += 1
+            blocked = any(e["type"] == "round_over" and e["reason"] == "blocked" for e in events)
+            assert blocked == (not _simulate(_after_mark(before, seat))), (before, seat)
