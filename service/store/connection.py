@@ -11,64 +11,30 @@ becomes a 503, instead of holding a worker thread or greenlet until the kernel g
   under a gevent worker thousands of greenlets may share one process, and an unbounded pool would
   open one connection each. A request that finds every connection busy waits ``pool_timeout``
   for one, then fails.
-- No command is retried by redis-py (``Retry(NoBackoff(), 0)``): a retry would double the time a
-  request can hang, and a write whose reply was lost is for the client to retry with its
-  Idempotency-Key. A pooled connection that Redis closed (a restart) is replaced on checkout.
-- The same holds for a cluster client (redis-py retries there too by default, up to ten times
-  with back-off): an error still makes it re-read the topology, so the request after a failover
-  finds the promoted replica.
+- A pooled connection that Redis closed (a restart, ``CLIENT KILL``) is reconnected on
+  checkout, and a command that meets a broken connection is sent once more on a fresh one
+  (:data:`~service.frameworks.redis_py.RETRY`); a timeout is never retried, since that would
+  double the time a request can hang. So every worker heals by itself once Redis accepts
+  connections again.
+- The same holds for a cluster client (redis-py retries there by default up to ten times with
+  back-off): an error makes it re-read the topology, so the request after a failover finds the
+  promoted replica.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
-from queue import Empty, Full
 from typing import Any, TypeAlias
 
 import redis
-from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
-from redis.retry import Retry
+
+from service.frameworks.redis_py import RETRY, LeanPool
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
 log = logging.getLogger(__name__)
-
-
-class LeanPool(redis.BlockingConnectionPool):
-    """redis-py's blocking pool without its per-checkout bookkeeping for OpenTelemetry and
-    server maintenance notifications, neither of which this service uses (measured: 35k of the
-    119k instructions of a pooled HGETALL). Waiting, connecting, the check that a pooled
-    connection holds no stray reply, and fork safety stay as they are."""
-
-    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
-        self._checkpid()
-        try:
-            connection = self.pool.get(block=True, timeout=self.timeout)
-        except Empty:
-            raise redis.ConnectionError("No connection available.") from None
-        if connection is None:
-            connection = self.make_connection()  # type: ignore[no-untyped-call]
-        try:
-            connection.connect()
-            if connection.can_read():  # a reply nobody read, or a socket Redis closed
-                connection.disconnect()
-                connection.connect()
-        except BaseException:
-            self.release(connection)
-            raise
-        return connection
-
-    def release(self, connection: Any) -> None:
-        self._checkpid()
-        if not self.owns_connection(connection):  # made before a fork
-            connection.disconnect()
-            self.pool.put_nowait(None)
-            return
-        with contextlib.suppress(Full):
-            self.pool.put_nowait(connection)
 
 
 @dataclass(frozen=True)
@@ -99,7 +65,7 @@ def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> Re
             connection_pool_class=redis.BlockingConnectionPool,
             max_connections=lim.pool_size,
             timeout=lim.pool_timeout,
-            retry=Retry(NoBackoff(), 0),
+            retry=RETRY,
             client_name=lim.client_name,
         )
     pool = LeanPool.from_url(
@@ -109,7 +75,7 @@ def connect(url: str, cluster: bool = False, limits: Limits | None = None) -> Re
         socket_timeout=lim.socket_timeout,
         socket_connect_timeout=lim.connect_timeout,
         health_check_interval=lim.health_check_interval,
-        retry=Retry(NoBackoff(), 0),
+        retry=RETRY,
         client_name=lim.client_name,
     )
     if lim.prefill:

@@ -3,9 +3,9 @@
 Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`):
 
 - ``mt:{<id>}`` hash: ``v`` version, ``s`` engine ``dumps`` bytes, ``h`` host token digest,
-  ``t`` the seat token digests concatenated (32 bytes each). TTL: ``undealt_ttl`` while the
-  game was never dealt (so anonymous creations that never play cost little), ``game_ttl`` from
-  the first deal on, renewed by every applied action.
+  ``m`` the table token's digest, ``t`` the seat token digests concatenated (32 bytes each).
+  TTL: ``undealt_ttl`` while the game was never dealt (so anonymous creations that never play
+  cost little), ``game_ttl`` from the first deal on, renewed by every applied action.
 - ``mt:{<id>}:log`` list: the log records (:mod:`service.rules.log`), entry ``N`` at index
   ``N - 1``; written by the same script as the state, so neither is ever seen without the other.
   ``x`` in the hash is the table (seats and table options, JSON). Same TTL as the hash.
@@ -19,21 +19,28 @@ write is one EVALSHA. The store knows nothing of HTTP or of the rules: it keeps 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
-from redis.client import PubSub
 from redis.cluster import RedisCluster
 
+from service.frameworks.redis_py import Direct, Script
 from service.rules import Role
 
 from . import keys, scripts
-from .direct import Direct, Script
+from .hooks import Webhooks
+from .lobby import Lobby
 from .memory import MemoryWatch
+from .players import Players
+from .presence import Presence
 from .sealed import seal, unseal
+from .streams import StreamSlots, Tickets
+from .subscriber import WakeupSubscriber
 from .tokens import hash_token, new_game_id, token_matches
+from .transfers import Transfers
+from .work import WorkQueue
 
 DIGEST_SIZE = 32
 
@@ -44,6 +51,16 @@ class StoreError(Exception):
 
 class GameNotFound(StoreError):
     pass
+
+
+class LogFull(StoreError):
+    """The change would grow the game's log past :data:`MAX_LOG_ENTRIES`: nothing was written."""
+
+
+#: The most entries a game's log may hold. The rules bound a game's moves (the longest games,
+#: 14 players over 19 rounds, stay far below); what else adds entries (seat changes) is
+#: bounded by this, so no client can grow a game's memory or its streams without end.
+MAX_LOG_ENTRIES = 50_000
 
 
 class VersionConflict(StoreError):
@@ -83,22 +100,42 @@ class KeptResponse:
     """A response kept for an Idempotency-Key, replayed verbatim.
 
     Stored as ``b"<status>1"`` + the body deflated with :data:`_ZDICT_V1`: a game whose client
-    keys every move keeps one record per move for 24 h, so the records must be small.
+    keys every move keeps one record per move for 24 h, so the records must be small. A
+    ``secret`` answer (it holds a token or an invite, which are never stored in clear) is
+    stored as ``b"<status>2"`` + that deflated body sealed under the caller's scope and key
+    (:mod:`.sealed`): only the caller who sent them can read it back.
     """
 
     status: int
     body: bytes
+    secret: bool = False
 
-    def encode(self) -> bytes:
+    def encode(self, seal_key: str) -> bytes:
         deflate = zlib.compressobj(6, zdict=_ZDICT_V1)
-        return b"%03d1" % self.status + deflate.compress(self.body) + deflate.flush()
+        packed = deflate.compress(self.body) + deflate.flush()
+        if self.secret:
+            return b"%03d2" % self.status + seal(seal_key, packed)
+        return b"%03d1" % self.status + packed
 
     @classmethod
-    def decode(cls, raw: bytes) -> KeptResponse:
-        if raw[3:4] != b"1":
+    def decode(cls, raw: bytes, seal_key: str) -> KeptResponse:
+        marker = raw[3:4]
+        packed = raw[4:]
+        if marker == b"2":
+            opened = unseal(seal_key, packed)
+            if opened is None:
+                raise ValueError("a sealed kept response that this key does not open")
+            packed = opened
+        elif marker != b"1":
             raise ValueError("unknown kept-response format")
         inflate = zlib.decompressobj(zdict=_ZDICT_V1)
-        return cls(int(raw[:3]), inflate.decompress(raw[4:]) + inflate.flush())
+        return cls(int(raw[:3]), inflate.decompress(packed) + inflate.flush(), marker == b"2")
+
+
+def seal_key(scope: str, idempotency_key: str) -> str:
+    """What a kept answer is sealed under: the caller's secret (its token, or a join's invite)
+    and its Idempotency-Key, as the record's name is derived from them."""
+    return f"{scope}\n{idempotency_key}"
 
 
 class IdempotentReplay(StoreError):
@@ -126,6 +163,8 @@ class Change:
     records: Sequence[bytes]
     seat_digests: Sequence[bytes] | None = None
     table: bytes | None = None
+    ends_rated: bool = False  # marks the game's ratings as to do, in the same step
+    rematch: bytes = b""  # the rematch made of this finished game (its id, sealed tokens)
 
     def fields(self) -> list[bytes]:
         out = [b"s", self.state]
@@ -133,6 +172,10 @@ class Change:
             out += [b"t", b"".join(self.seat_digests)]
         if self.table is not None:
             out += [b"x", self.table]
+        if self.ends_rated:
+            out += [b"rp", b"1"]
+        if self.rematch:
+            out += [b"rm", self.rematch]
         return out
 
 
@@ -145,6 +188,9 @@ class GameRecord:
     seat_digests: tuple[bytes, ...]
     table: bytes = b""
     kept: KeptResponse | None = None
+    table_digest: bytes = b""  # the table token's (games made before table tokens have none)
+    ratings_pending: bool = False  # a rated game ended and its players are not all rated yet
+    rematch: bytes = b""  # JSON: the rematch made of this game and its sealed tokens
     # Requests made with this token on this game in the current rate window, and the window's
     # remaining seconds (both 0 when rate limiting is off or no token was sent).
     rate_count: int = 0
@@ -154,10 +200,20 @@ class GameRecord:
         """The record as stored once ``change`` is applied on top of this one at ``version``."""
         seats = self.seat_digests if change.seat_digests is None else tuple(change.seat_digests)
         table = self.table if change.table is None else change.table
-        return GameRecord(self.game_id, version, change.state, self.host_digest, seats, table)
+        return GameRecord(
+            self.game_id,
+            version,
+            change.state,
+            self.host_digest,
+            seats,
+            table,
+            table_digest=self.table_digest,
+            ratings_pending=self.ratings_pending or change.ends_rated,
+            rematch=change.rematch or self.rematch,
+        )
 
     def identify(self, token: str) -> Role | None:
-        """The host, a seat, or None for a token of no role in this game.
+        """The host, the table, a seat, or None for a token of no role in this game.
 
         Every digest is compared (no early exit) so timing does not reveal which one matched.
         """
@@ -165,6 +221,8 @@ class GameRecord:
         role: Role | None = None
         if token_matches(digest, self.host_digest):
             role = Role.HOST
+        if self.table_digest and token_matches(digest, self.table_digest):
+            role = Role.TABLE
         for seat, stored in enumerate(self.seat_digests):
             if token_matches(digest, stored) and stored != NO_TOKEN:
                 role = Role.of_seat(seat)
@@ -183,6 +241,7 @@ class GameStore:
         undealt_ttl: int = 3600,
         rate_window: int = 0,
         memory_every: float = 5.0,
+        max_entries: int = MAX_LOG_ENTRIES,
     ) -> None:
         self.client = client
         self.memory = MemoryWatch(client, memory_every)
@@ -190,11 +249,21 @@ class GameStore:
         self.idem_ttl = int(min(idem_ttl, game_ttl))
         self.undealt_ttl = int(min(undealt_ttl, game_ttl))
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
+        self.max_entries = int(max_entries)
         self._create = client.register_script(scripts.CREATE_GAME)
         # The two commands of nearly every request skip redis-py's per-command layers.
         self.direct = Direct(client)
         self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
         self._count = client.register_script(scripts.COUNT_REQUEST)
+        self.work = WorkQueue(client)
+        self.tickets = Tickets(client)
+        self.transfers = Transfers(client)
+        self.stream_slots = StreamSlots(client)
+        self.players = Players(client)
+        self.lobby = Lobby(client)
+        self.presence = Presence(client)
+        self.hooks = Webhooks(client)
+        self.transfers = Transfers(client)
 
     def count_request(self, key: str, window: int) -> tuple[int, int]:
         """Count one request under ``key`` (see :mod:`.keys`): the count in the current
@@ -221,18 +290,29 @@ class GameStore:
         *,
         table: bytes = b"",
         dealt: bool = False,
+        table_token: str | None = None,
+        game_id: str | None = None,
+        keeps: tuple[bytes, bytes] | None = None,
     ) -> str:
         """Store a new game with its first log records (version = their number); returns its
         fresh id. Seats without a token (bots, open seats) pass :data:`NO_TOKEN`. ``dealt``: the
         state was dealt before (an imported position, an automatic deal), so it lives the full
-        game TTL at once."""
-        fields: list[bytes | int] = [b"s", state, b"h", hash_token(host_token)]
+        game TTL at once. ``keeps``: the host and table token digests of a game whose tokens
+        this one takes over (a rematch), instead of new tokens'."""
+        host, table_digest = keeps or (hash_token(host_token), b"")
+        if keeps is None and table_token is not None:
+            table_digest = hash_token(table_token)
+        fields: list[bytes | int] = [b"s", state, b"h", host]
         fields += [b"t", b"".join(seat_digests), b"x", table]
-        for _ in range(5):  # a collision of 72 random bits is next to impossible; stay bounded
-            game_id = new_game_id()
+        if table_digest:
+            fields += [b"m", table_digest]
+        # A collision of 72 random bits is next to impossible; stay bounded. A given id (a seek
+        # table's, claimed before the game exists) is tried once.
+        for _ in range(1 if game_id is not None else 5):
+            made = game_id or new_game_id()
             args: list[bytes | int] = [self.ttl(dealt), len(fields) // 2, *fields, *records]
-            if self._create(keys=[keys.game_key(game_id), keys.log_key(game_id)], args=args):
-                return game_id
+            if self._create(keys=[keys.game_key(made), keys.log_key(made)], args=args):
+                return made
         raise StoreError("could not draw a free game id")
 
     def kept_create(self, idempotency_key: str) -> KeptResponse | None:
@@ -244,7 +324,7 @@ class GameStore:
         """Keep the answer (sealed, see :mod:`.sealed`) unless a concurrent request with the
         same key kept one first; then that one is returned and should be answered instead."""
         name = keys.create_key(idempotency_key)
-        sealed_blob = seal(idempotency_key, kept.encode())
+        sealed_blob = seal(idempotency_key, kept.encode(""))
         if self.client.set(name, sealed_blob, nx=True, ex=self.idem_ttl):
             return None
         return self._unseal(idempotency_key, self.client.get(name))
@@ -254,32 +334,42 @@ class GameStore:
         if not isinstance(blob, bytes):
             return None
         data = unseal(idempotency_key, blob)
-        return KeptResponse.decode(data) if data is not None else None
+        return KeptResponse.decode(data, "") if data is not None else None
 
     def load(
-        self, game_id: str, *, token: str | None = None, idempotency_key: str | None = None
+        self,
+        game_id: str,
+        *,
+        token: str | None = None,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+        cost: int = 1,
     ) -> GameRecord:
-        """The game's record in one round trip; with a key, also any response kept for it."""
+        """The game's record in one round trip; with a key, also any response kept for it.
+        ``scope``: the caller's secret that keys its kept responses when it sends no token (a
+        join's invite); ``cost``: what the request counts against the rate limit."""
         if not keys.valid_game_id(game_id):
             raise GameNotFound(game_id)
         gkey = keys.game_key(game_id)
+        owner = token if scope is None else scope
         kept_raw: Any = None
         rate: list[Any] = [0, 0]
         count_rate = self.rate_window > 0 and token is not None
-        if count_rate or (idempotency_key is not None and token is not None):
+        keyed = idempotency_key is not None and owner is not None
+        if count_rate or keyed:
             # Still one round trip: the game, the kept response and the rate counter together.
             pipe = self.client.pipeline(transaction=False)
             pipe.hgetall(gkey)
-            if idempotency_key is not None and token is not None:
-                pipe.get(keys.idem_key(game_id, token, idempotency_key))
+            if keyed:
+                pipe.get(keys.idem_key(game_id, owner or "", idempotency_key or ""))
             if count_rate and token is not None:
                 # EVAL sent as a raw command: a cluster pipeline neither loads scripts for
                 # EVALSHA nor offers eval(), yet routes EVAL by its key.
                 rkey = keys.rate_key(game_id, token)
-                pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, rkey, self.rate_window)
+                pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, rkey, self.rate_window, cost)
             replies = pipe.execute()
             fields = replies[0]
-            if idempotency_key is not None and token is not None:
+            if keyed:
                 kept_raw = replies[1]
             if count_rate:
                 rate = replies[-1]
@@ -287,20 +377,11 @@ class GameStore:
             fields = self.direct.hgetall(gkey)
         if not fields or b"v" not in fields:
             raise GameNotFound(game_id)
-        seats = fields.get(b"t", b"")
-        return GameRecord(
-            game_id=game_id,
-            version=int(fields[b"v"]),
-            state=fields[b"s"],
-            host_digest=fields.get(b"h", b""),
-            seat_digests=tuple(
-                seats[i : i + DIGEST_SIZE] for i in range(0, len(seats), DIGEST_SIZE)
-            ),
-            table=fields.get(b"x", b""),
-            kept=KeptResponse.decode(kept_raw) if kept_raw else None,
-            rate_count=int(rate[0]),
-            rate_reset=max(int(rate[1]), 1) if rate[0] else 0,
-        )
+        kept = None
+        if kept_raw:
+            kept = KeptResponse.decode(kept_raw, seal_key(owner or "", idempotency_key or ""))
+        reset = max(int(rate[1]), 1) if rate[0] else 0
+        return _record(game_id, fields, kept, int(rate[0]), reset)
 
     def save(
         self,
@@ -318,19 +399,22 @@ class GameStore:
 
         With an Idempotency-Key, ``kept`` is stored in the same atomic step. ``dealt``: the new
         state was ever dealt (else the game keeps its short TTL). Raises
-        VersionConflict, GameNotFound or IdempotentReplay; on any of them nothing was written.
+        VersionConflict, GameNotFound, IdempotentReplay or LogFull; on any of them nothing was
+        written.
         """
         if not change.records:
             # Every stored change moves the version: a game's version then names its whole
             # record, which is what lets the API act on a copy it read at that version.
             raise ValueError("a change without log records")
         ttl = self.ttl(dealt)
-        key_list = [keys.game_key(game_id), keys.log_key(game_id)]
+        key_list = [keys.game_key(game_id), keys.log_key(game_id), keys.wakeup_channel(game_id)]
         fields = change.fields()
+        sealing = seal_key(token or "", idempotency_key or "")
         args: list[bytes | int] = [expected_version, ttl, len(fields) // 2, b"", 0]
         if idempotency_key is not None and token is not None and kept is not None:
             key_list.append(keys.idem_key(game_id, token, idempotency_key))
-            args[3:5] = [kept.encode(), min(self.idem_ttl, ttl)]
+            args[3:5] = [kept.encode(sealing), min(self.idem_ttl, ttl)]
+        args.append(self.max_entries)
         result = self._cas(keys=key_list, args=[*args, *fields, *change.records])
         outcome = int(result[0])
         if outcome == 1:
@@ -338,8 +422,34 @@ class GameStore:
         if outcome == 0:
             raise VersionConflict(int(result[1]))
         if outcome == 2:
-            raise IdempotentReplay(KeptResponse.decode(result[1]))
+            raise IdempotentReplay(KeptResponse.decode(result[1], sealing))
+        if outcome == 3:
+            raise LogFull(game_id)
         raise GameNotFound(game_id)
+
+    def peek(self, game_ids: Sequence[str]) -> list[GameRecord | None]:
+        """Several games' records in one round trip per node (None: gone): listings."""
+        pipe = self.client.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.hgetall(keys.game_key(game_id))
+        return [
+            _record(game_id, fields) if fields and b"v" in fields else None
+            for game_id, fields in zip(game_ids, pipe.execute(), strict=True)
+        ]
+
+    def claim_rematch(self, game_id: str, who: str) -> bool:
+        """Record that ``who`` (a seat, or the table) took its place in the game's rematch;
+        True the first time. Kept beside the record, not a change of the game."""
+        return bool(self.client.hsetnx(keys.game_key(game_id), f"rc:{who}", 1))
+
+    def rematch_claims(self, game_id: str) -> set[str]:
+        """Who took their place in the game's rematch (the game gone: nobody)."""
+        fields = self.client.hkeys(keys.game_key(game_id))
+        return {f.decode()[3:] for f in fields if isinstance(f, bytes) and f.startswith(b"rc:")}
+
+    def ratings_done(self, game_id: str) -> None:
+        """Every player of the finished rated game is rated: clear its mark."""
+        self.client.hdel(keys.game_key(game_id), "rp")
 
     def log(self, game_id: str, after: int = 0) -> tuple[int, list[bytes]]:
         """The game's version and its log records from entry ``after + 1`` on, read together."""
@@ -355,27 +465,13 @@ class GameStore:
         """The game's log records from entry ``after + 1`` on (none for a game that is gone)."""
         return cast("list[bytes]", self.client.lrange(keys.log_key(game_id), after, -1))
 
-    def subscribe(self, channel: str) -> PubSub:
-        """A pub/sub connection of its own, subscribed to ``channel``.
-
-        On a cluster, ``PUBLISH`` reaches every node, so one node serves; a plain connection to a
-        random master keeps the subscription apart from the cluster client's pooled connections
-        (and its reconnection picks another node when that one is gone)."""
-        if isinstance(self.client, RedisCluster):
-            node = self.client.get_random_node()  # type: ignore[no-untyped-call]
-            options = node.redis_connection.connection_pool.connection_kwargs
-            plain = redis.Redis(
-                host=node.host,
-                port=node.port,
-                username=options.get("username"),
-                password=options.get("password"),
-                socket_connect_timeout=options.get("socket_connect_timeout"),
-            )
-            pubsub: PubSub = plain.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        else:
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        pubsub.subscribe(channel)
-        return pubsub
+    def wakeups(
+        self, on_wakeup: Callable[[bytes], None], on_subscribed: Callable[[list[str]], None]
+    ) -> WakeupSubscriber:
+        """Subscriptions to followed games' wake-ups, each on the node that holds the game (see
+        :mod:`.subscriber`): ``on_wakeup`` gets each message, ``on_subscribed`` the games whose
+        subscription now stands (what they did before it is to be read from the log)."""
+        return WakeupSubscriber(self.client, on_wakeup, on_subscribed)
 
     def versions_and_tables(self, game_ids: Sequence[str]) -> list[tuple[int | None, bytes | None]]:
         """Each game's version and table, in one round trip per node (None: gone)."""
@@ -394,3 +490,27 @@ class GameStore:
         )
         found += list(self.client.scan_iter(match=pattern + ":*"))
         return found
+
+
+def _record(
+    game_id: str,
+    fields: dict[bytes, bytes],
+    kept: KeptResponse | None = None,
+    rate_count: int = 0,
+    rate_reset: int = 0,
+) -> GameRecord:
+    seats = fields.get(b"t", b"")
+    return GameRecord(
+        game_id=game_id,
+        version=int(fields[b"v"]),
+        state=fields[b"s"],
+        host_digest=fields.get(b"h", b""),
+        seat_digests=tuple(seats[i : i + DIGEST_SIZE] for i in range(0, len(seats), DIGEST_SIZE)),
+        table=fields.get(b"x", b""),
+        kept=kept,
+        table_digest=fields.get(b"m", b""),
+        ratings_pending=b"rp" in fields,
+        rematch=fields.get(b"rm", b""),
+        rate_count=rate_count,
+        rate_reset=rate_reset,
+    )

@@ -5,12 +5,6 @@ Every key a script touches arrives in ``KEYS`` (cluster-safe: all share the game
 
 from __future__ import annotations
 
-#: Every applied change publishes ``"<game id> <version> "`` here, followed by the change's log
-#: records, each as ``<length>:<bytes>`` (service/store/wakeup.py reads it): readers that hold
-#: the game's log up to the change append them without reading the log. The log stays the
-#: truth; a lost message costs a reader a delay, never an entry.
-WAKEUP_CHANNEL = "mt:wakeup"
-
 # KEYS[1] = game hash  KEYS[2] = game log
 # ARGV[1] = TTL seconds (the caller's choice: short for a game never dealt)
 # ARGV[2] = n, the number of hash field/value pairs that follow
@@ -27,52 +21,162 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1
 """
 
-# KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = idempotency key (optional)
+# KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = the game's wake-up channel
+# (keys.wakeup_channel)  KEYS[4] = idempotency key (optional)
 # ARGV[1] = expected version  ARGV[2] = TTL seconds (as above)  ARGV[3] = n field/value pairs
-# ARGV[4] = response kept under KEYS[3]  ARGV[5] = its TTL seconds
-# ARGV[6 .. 5+2n] = fields to set (the state at least)  ARGV[6+2n ..] = records to append
+# ARGV[4] = response kept under KEYS[4]  ARGV[5] = its TTL seconds
+# ARGV[6] = the most entries the game's log may hold
+# ARGV[7 .. 6+2n] = fields to set (the state at least)  ARGV[7+2n ..] = records to append
 # Returns {1, new version} applied (the version grows by the number of records); {0, current
 # version} the version moved on (lost race or stale If-Match); {-1} the game is gone; {2, kept
-# response} a request with the same Idempotency-Key applied first: nothing is written.
-COMPARE_AND_SET = (
-    """
+# response} a request with the same Idempotency-Key applied first; {3, current version} the log
+# would grow past its cap. Nothing is written unless {1, ...}.
+# An applied change is published (SPUBLISH: a sharded channel, heard on the game's shard only)
+# as ``"<game id> <version> "`` followed by the change's log records, each as
+# ``<length>:<bytes>`` (service/store/wakeup.py reads it): readers that hold the game's log up
+# to the change append them without reading the log. The log stays the truth; a lost message
+# costs a reader a delay, never an entry.
+COMPARE_AND_SET = """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if not cur then return {-1} end
-if KEYS[3] then
-  local kept = redis.call('GET', KEYS[3])
+if KEYS[4] then
+  local kept = redis.call('GET', KEYS[4])
   if kept then return {2, kept} end
 end
 if cur ~= ARGV[1] then return {0, tonumber(cur)} end
-local last = 5 + 2 * tonumber(ARGV[3])
+local last = 6 + 2 * tonumber(ARGV[3])
 local new = tonumber(cur) + #ARGV - last
-redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 6, last))
+if new > tonumber(ARGV[6]) then return {3, tonumber(cur)} end
+redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 7, last))
 if #ARGV > last then redis.call('RPUSH', KEYS[2], unpack(ARGV, last + 1)) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-if KEYS[3] then
-  redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
+if KEYS[4] then
+  redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5])
 end
 local wakeup = {string.sub(KEYS[1], 5, -2), ' ', new, ' '}
 for i = last + 1, #ARGV do
   table.insert(wakeup, #ARGV[i] .. ':')
   table.insert(wakeup, ARGV[i])
 end
-redis.call('PUBLISH', '"""
-    + WAKEUP_CHANNEL
-    + """', table.concat(wakeup))
+redis.call('SPUBLISH', KEYS[3], table.concat(wakeup))
 return {1, new}
 """
-)
 
-# KEYS[1] = a request counter  ARGV[1] = window seconds
+# KEYS[1] = a request counter  ARGV[1] = window seconds  ARGV[2] = the request's cost (1 unless
+# it does the work of several, as samples do)
 # Returns {requests counted in the current window, seconds until it ends}. One atomic step, so a
 # counter never lives without its expiry (a fixed window from the first request).
 COUNT_REQUEST = """
-local n = redis.call('INCR', KEYS[1])
+local n = redis.call('INCRBY', KEYS[1], ARGV[2] or 1)
 local ttl = redis.call('TTL', KEYS[1])
 if ttl < 0 then
   redis.call('EXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
 return {n, ttl}
+"""
+
+# KEYS[1] = the due-time sorted set  KEYS[2] = the job stream
+# ARGV[1] = now (ms)  ARGV[2] = at most this many  ARGV[3] = the stream's approximate length cap
+# Moves every game whose due time has come into the job stream, in one atomic step (a game is
+# never both due and queued, nor dropped between the two). Returns how many moved.
+PROMOTE_DUE = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, game in ipairs(due) do
+  redis.call('ZREM', KEYS[1], game)
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'g', game)
+end
+return #due
+"""
+
+# KEYS[1] = a lease  ARGV[1] = its owner
+# Releases the lease only if this owner still holds it (one that expired and was taken by
+# another worker is that worker's now). Returns 1 if released.
+RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS[1] = one client address's open streams (a sorted set: stream id -> opening time, ms)
+# ARGV[1] = now (ms)  ARGV[2] = the most streams an address may hold  ARGV[3] = a stream's
+# longest life (ms): an older member is a stream whose process died without closing it
+# ARGV[4] = this stream's id
+# Returns 1 and holds a slot, or 0 when the address holds ARGV[2] streams already.
+TAKE_STREAM_SLOT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[3]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+# KEYS[1] = a player's hash  KEYS[2] = the rated games it counts (same slot)
+# ARGV[1] = the game  ARGV[2], ARGV[3] = the new mu and sigma  ARGV[4] = 1 for a win, else 0
+# Applies the game's result once: 1 when applied, 0 when this game was counted already.
+RATE_PLAYER = """
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'mu', ARGV[2], 'sigma', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'g', 1)
+redis.call('HINCRBY', KEYS[1], 'w', ARGV[4])
+return 1
+"""
+
+# KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats
+# ARGV[1] = a fresh game id  ARGV[2] = seats a table has  ARGV[3] = now (ms)
+# The seat of the next seeker: the first free seat of the oldest table with one (a table is
+# dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
+# ARGV[1]. Returns {game id, seat, 1 if the table is new}. One script, so concurrent seeks are
+# served one after another and no table is ever given more seekers than seats.
+CLAIM_SEEK_SEAT = """
+local size = tonumber(ARGV[2])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
+if oldest[1] then
+  local game = oldest[1]
+  local seat = redis.call('HINCRBY', KEYS[2], game, 1) - 1
+  if seat + 1 >= size then
+    redis.call('ZREM', KEYS[1], game)
+    redis.call('HDEL', KEYS[2], game)
+  end
+  return {game, seat, 0}
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], 1)
+return {ARGV[1], 0, 1}
+"""
+
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket
+# Takes the table out of the bucket (its open seats go to bots): no seek claims one after this.
+# Returns the seats claimed so far (0 when it was not in the bucket any more).
+CLOSE_SEEK_TABLE = """
+local claimed = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return claimed
+"""
+
+# KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
+# ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
+# The deliveries due now, each put back due after the lease: a sender that dies with one
+# leaves it to be taken again, and two senders never hold one at once. Returns their JSON.
+TAKE_DUE_DELIVERIES = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), id)
+  local job = redis.call('HGET', KEYS[2], id)
+  if job then table.insert(out, job) else redis.call('ZREM', KEYS[1], id) end
+end
+return out
+"""
+
+# KEYS[1] = a seat transfer ticket's record
+# Spends the ticket: {0} unknown or expired, {1} spent already, {2, record} now spent (the key
+# keeps its expiry, so a second claim within it is told apart from an unknown ticket).
+CLAIM_TRANSFER = """
+local found = redis.call('GET', KEYS[1])
+if not found then return {0} end
+if found == 'spent' then return {1} end
+redis.call('SET', KEYS[1], 'spent', 'KEEPTTL')
+return {2, found}
 """

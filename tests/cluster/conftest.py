@@ -13,9 +13,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from redis.cluster import RedisCluster
 
+from devstack.redis_cluster import LocalRedisCluster
+from devstack.redis_server import RedisServer
 from service.api.app import create_app
-from service.launch.redis_server import RedisServer
-from tests.cluster.local_cluster import LocalRedisCluster
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def redis_client(redis_cluster: LocalRedisCluster) -> Iterator[RedisCluster]:
 @pytest.fixture(scope="session")
 def live_server(redis_cluster: LocalRedisCluster) -> Iterator[str]:
     """gunicorn (2 workers) with REDIS_CLUSTER=1 and REDIS_URL naming one node only."""
-    from tests.servers import start_gunicorn
+    from devstack.gunicorn import start_gunicorn
 
     with start_gunicorn(redis_cluster.url, workers=2, env={"REDIS_CLUSTER": "1"}) as base_url:
         yield base_url

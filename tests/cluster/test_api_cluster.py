@@ -14,13 +14,13 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_cluster import LocalRedisCluster
 from service.tournament.runner import game_specs, play_local, run_http
 from tests.api.test_access import *  # noqa: F403
 from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
 from tests.api.test_rate_limits import *  # noqa: F403
 from tests.api.test_versions import *  # noqa: F403
-from tests.cluster.local_cluster import LocalRedisCluster
-from tests.servers import start_gunicorn
 
 # Rate limiting on (far above what the tests send) so its counters are on the cluster too.
 CLUSTER_ENV = {"REDIS_CLUSTER": "1", "RATE_LIMIT_PER_MINUTE": "1000000"}
@@ -52,11 +52,12 @@ def test_bot_games_on_cluster_match_local_play(
     want = {s.index: (r.digest, r.totals, r.moves) for s in specs for r in [play_local(s)]}
     assert got == want
     # Every key the service wrote carries one hash tag: a game's id (its state, log, idempotency
-    # records, rate counters: one slot, so each Lua compare-and-set stays on one node) or a
-    # keyed create's own tag.
+    # records, rate counters, worker lease, who is at the table: one slot, so each Lua
+    # compare-and-set stays on one node), a keyed create's own tag, or the worker queue's one tag.
     client = redis_cluster.client()
     tagged = re.compile(
-        rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+|:(log))?$"
+        rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+|:(log|lease|presence))?$"
+        rb"|^mt:\{work\}:(jobs|due)$"
     )
     kinds = set()
     for key in client.scan_iter(match="*"):

@@ -1,7 +1,9 @@
 """Redis Cluster failover under load: 3 masters with a replica each; a master is killed (SIGKILL)
-while 50 bot games run through gunicorn (REDIS_CLUSTER=1). The replica is promoted, every game
-finishes with versions = 1 + acknowledged actions, /readyz is 503 while a master is missing and
-ready again after, and the seconds each shard could not be written are reported."""
+while 30 bot games run through ``make run``'s stack (nginx, API and streams pools,
+REDIS_CLUSTER=1), each watched by an SSE reader. The replica is promoted, every game finishes
+with versions = 1 + acknowledged actions, every reader gets every entry once, /readyz is 503
+while a master is missing and ready again after, every worker answers normally within a second
+of the promotion, and the seconds each shard could not be written are reported."""
 
 from __future__ import annotations
 
@@ -9,22 +11,25 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import redis
 import requests
 from redis.cluster import RedisCluster
 
+from devstack.redis_cluster import SLOTS, LocalRedisCluster
+from devstack.stack import run_stack
 from service.store import NO_TOKEN, Change, GameStore, connect
 from service.store import keys as K
 from service.store.tokens import hash_token, new_token
-from tests.cluster.local_cluster import SLOTS, LocalRedisCluster
 from tests.faults.load import Journal, play_during, specs, total_actions, wait_for
-from tests.servers import start_gunicorn
+from tests.faults.watched import WatchedJournal, check_readers
 
 pytestmark = pytest.mark.slow
 
 VICTIM = 1  # index of the master killed (not node 0, which REDIS_URL names)
+HEALED = 1.0  # every worker answers normally within this long after the promotion
 
 
 @pytest.fixture()
@@ -92,17 +97,19 @@ def wait_promoted(cluster: LocalRedisCluster, victim_port: int, timeout: float =
     raise AssertionError("the replica was not promoted")
 
 
-def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedisCluster) -> None:
+def test_killed_master_fails_over_and_every_game_finishes(
+    replicated: LocalRedisCluster, tmp_path: Path
+) -> None:
     victim = replicated.nodes[VICTIM]
     bounds = [SLOTS * i // 3 for i in range(4)]
     probes = [ShardProbe(replicated.url, key_on_shard(bounds[i], bounds[i + 1])) for i in range(3)]
     threads = [threading.Thread(target=p.run) for p in probes]
-    games = specs(50, base_seed=60_000)
+    games = specs(30, base_seed=60_000)
     total = total_actions(games)
     moments: dict[str, float] = {}
     ready: list[tuple[float, int]] = []
     env = {"REDIS_CLUSTER": "1"}
-    with start_gunicorn(replicated.url, workers=2, env=env) as url:
+    with run_stack(replicated.url, tmp_path, env) as url:
 
         def kill_a_master(journal: Journal) -> None:
             wait_for(journal, total // 3)
@@ -125,7 +132,8 @@ def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedis
         for t in threads:
             t.start()
         try:
-            played, journal = play_during(url, games, kill_a_master, concurrency=8)
+            journal = WatchedJournal(url)
+            played, _ = play_during(url, games, kill_a_master, concurrency=4, journal=journal)
         finally:
             for p in probes:
                 p.stop.set()
@@ -135,6 +143,9 @@ def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedis
     killed, promoted = moments["killed"], moments["promoted"]
     assert moments["applied"] < total, "games were still being played after the failover"
     assert len(played) == len(games)
+    check_readers(journal, played)
+    late = [a.sent + a.seconds for a in journal.answers if a.sent >= promoted and a.status >= 500]
+    healed = max(late, default=promoted) - promoted
     failures = [a for a in journal.answers if a.status >= 500]
     assert all((a.status, a.code) == (503, "storage_unavailable") for a in failures), failures[:5]
     # /readyz: not ready while a master is missing, ready again once the replica took over.
@@ -145,8 +156,10 @@ def test_killed_master_fails_over_and_every_game_finishes(replicated: LocalRedis
         f"\nfailover: replica promoted {promoted - killed:.2f} s after the kill; seconds each "
         f"shard could not be written: {down} (shard {VICTIM} lost its master); "
         f"{len(failures)} 503s of {len(journal.answers)} answers; {len(played)} games finished; "
-        f"ready again {ready[-1][0] - killed:.2f} s after the kill"
+        f"ready again {ready[-1][0] - killed:.2f} s after the kill; the last 503 "
+        f"{healed:.3f} s after the promotion; {len(journal.readers)} readers got every entry once"
     )
+    assert healed <= HEALED
     assert probes[VICTIM].down > 0, "the probe saw no outage"
     assert all(p.down < 1.0 for i, p in enumerate(probes) if i != VICTIM), down
 

@@ -1,5 +1,6 @@
-"""Live play on a Redis Cluster: the log, the wake-ups (PUBLISH from the compare-and-set script
-reaches every node), streams, joins and bot seats, with games spread over every master.
+"""Live play on a Redis Cluster: the log, the wake-ups (SPUBLISH from the compare-and-set script
+on the game's own channel, heard on its shard), streams, joins and bot seats, with games spread
+over every master.
 
 Moves go to the API pool, streams and long-polls to a streams pool (gevent), as nginx routes
 them in production: in the API pool's few threads, waiting readers would hold up the moves.
@@ -16,13 +17,13 @@ from typing import Any
 import pytest
 import requests
 
-from tests.cluster.local_cluster import LocalRedisCluster
+from devstack.redis_cluster import LocalRedisCluster
 from tests.live.helpers import SSE, auth, create, entries, sse_entries
 
 
 @pytest.fixture(scope="module")
 def streams_server(redis_cluster: LocalRedisCluster) -> Iterator[str]:
-    from tests.servers import start_gunicorn
+    from devstack.gunicorn import start_gunicorn
 
     env = {"REDIS_CLUSTER": "1", "GUNICORN_POOL": "streams", "STREAM_WORKERS": "2"}
     with start_gunicorn(redis_cluster.url, env=env) as base_url:

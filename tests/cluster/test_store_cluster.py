@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from redis.cluster import RedisCluster
 
+from devstack.redis_cluster import LocalRedisCluster
 from service.store import Change, GameStore, connect
 from service.store import keys as K
 from service.store.tokens import hash_token, new_token
 from tests.api.test_store import *  # noqa: F403  (the same tests, with this folder's fixtures)
-from tests.cluster.local_cluster import LocalRedisCluster
 
 
 def test_connect_discovers_every_node_from_one_url(redis_cluster: LocalRedisCluster) -> None:

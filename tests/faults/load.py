@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+from mexican_train_client import Client, RetryPolicy
 
-from service.client import Client, RetryPolicy
 from service.tournament.runner import GameSpec, game_specs, play_http, play_local
 from service.tournament.stats import GameResult
 
@@ -147,10 +147,11 @@ def play_during(
     fault: Callable[[Journal], object],
     *,
     concurrency: int = 6,
+    journal: Journal | None = None,
 ) -> tuple[list[Played], Journal]:
     """Play the games while ``fault(journal)`` runs in this thread; every game must finish and
     match its in-process twin, with version = 1 + acknowledged actions."""
-    journal = Journal()
+    journal = journal or Journal()
     box: dict[str, list[Played | BaseException]] = {}
     runner = threading.Thread(
         target=lambda: box.update(out=play(url, game_specs_, journal, concurrency))

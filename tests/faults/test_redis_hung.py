@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from service.launch.redis_server import RedisServer
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from tests.faults.load import Journal, play_during, specs, total_actions, wait_for
-from tests.servers import start_gunicorn
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,232 @@
+"""The service's shortcuts past redis-py's client layers, and the healing they keep.
+
+Both exist for speed on the hot path (docs/design.md, "Hot path", has the counts):
+
+- :class:`LeanPool` is redis-py's :class:`~redis.BlockingConnectionPool` without its
+  per-checkout bookkeeping for OpenTelemetry and server maintenance notifications, neither of
+  which this service uses.
+- :class:`Direct` sends a single command on a pooled connection, past
+  ``Redis.execute_command``'s layers (retry object, recorders, argument checks).
+
+A third, :class:`ShardedPubSub`, is for correctness, not speed: redis-py's pub/sub renews its
+sharded subscriptions after a reconnection with one SSUBSCRIBE naming them all, which a cluster
+node refuses (CROSSSLOT) when they hash to several slots; it renews them one slot at a time.
+
+None may be less resilient than redis-py: a checked-out connection that Redis closed (a
+restart, ``CLIENT KILL``, a proxy's idle timeout) is reconnected before use exactly as
+redis-py's pool does, and a command that meets a broken connection is sent once more on a fresh
+one, as redis-py's client does with :data:`RETRY`. Retrying is safe for every command sent
+here: reads; a compare-and-set whose reply was lost is refused on the second try (the version
+moved) and decided again by the caller on the stored record; what is left is covered by
+Idempotency-Key replays. A timeout is never retried: a Redis that hangs must cost a request one
+``socket_timeout``, not two. ``tests/frameworks/test_redis_py.py`` holds both to redis-py's own
+answers, under connection loss too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections import defaultdict
+from queue import Empty, Full
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.client import PubSub
+from redis.cluster import RedisCluster
+from redis.crc import key_slot
+from redis.exceptions import AskError, MovedError, NoScriptError, RedisError, ResponseError
+from redis.retry import Retry
+
+EncodableArg = bytes | str | int | float
+
+#: One more try, at once, after a connection error; never after a timeout (see the module doc).
+RETRIED_ERRORS: tuple[type[Exception], ...] = (redis.ConnectionError,)
+RETRY = Retry(NoBackoff(), 1, supported_errors=RETRIED_ERRORS)
+
+# On a cluster a write is acknowledged once a replica holds it too (or after WAIT_MS when none
+# answers, rather than failing a write that was made): replication is asynchronous, and a master
+# killed right after answering would otherwise take an acknowledged move with it.
+REPLICAS_TO_WAIT = 1
+WAIT_MS = 200
+
+
+class PoolExhausted(redis.ConnectionError):
+    """Every pooled connection stayed busy for the pool's timeout: nothing was sent, and trying
+    again at once would only wait as long once more."""
+
+
+class LeanPool(redis.BlockingConnectionPool):
+    """redis-py's blocking pool less its telemetry and maintenance bookkeeping. Waiting,
+    connecting, the check that a pooled connection is ready (no stray reply, not closed by the
+    server) with its reconnection, and fork safety are redis-py's, step for step."""
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        self._checkpid()
+        try:
+            connection = self.pool.get(block=True, timeout=self.timeout)
+        except Empty:
+            raise PoolExhausted("No connection available.") from None
+        if connection is None:
+            connection = self.make_connection()  # type: ignore[no-untyped-call]
+        try:
+            connection.connect()
+            _ensure_ready(connection)
+        except BaseException:
+            self.release(connection)
+            raise
+        return connection
+
+    def release(self, connection: Any) -> None:
+        self._checkpid()
+        if not self.owns_connection(connection):  # made before a fork
+            connection.disconnect()
+            self.pool.put_nowait(None)
+            return
+        with contextlib.suppress(Full):
+            self.pool.put_nowait(connection)
+
+
+def _ensure_ready(connection: Any) -> None:
+    """A connected connection with nothing to read; one that has data or fails the check (the
+    server closed it) is reconnected once, as ``BlockingConnectionPool.get_connection`` does."""
+    try:
+        if connection.can_read():
+            raise redis.ConnectionError("Connection has data")
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        connection.disconnect()
+        connection.connect()
+        if connection.can_read():
+            raise redis.ConnectionError("Connection not ready") from None
+
+
+class Direct:
+    """Sends single commands of one client; thread- and greenlet-safe as its pool is."""
+
+    def __init__(self, client: redis.Redis | RedisCluster) -> None:
+        self.client = client
+        self.pool: redis.ConnectionPool | None = (
+            None if isinstance(client, RedisCluster) else client.connection_pool
+        )
+
+    def execute(self, *args: EncodableArg) -> Any:
+        """The raw reply of one command (a Redis error reply raises ResponseError)."""
+        if self.pool is None:
+            return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+        try:
+            return self._send(self.pool, args)
+        except PoolExhausted:
+            raise
+        except RETRIED_ERRORS:
+            return self._send(self.pool, args)  # the broken connection was dropped
+
+    @staticmethod
+    def _send(pool: redis.ConnectionPool, args: tuple[EncodableArg, ...]) -> Any:
+        conn: Any = pool.get_connection()
+        try:
+            conn.send_command(*args)
+            return conn.read_response()
+        except ResponseError:
+            raise  # the reply was read whole: the connection stays usable
+        except BaseException:
+            # A timeout or a broken socket leaves an unknown reply on the wire: never reuse it.
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+
+    def write(self, key: str, *args: EncodableArg) -> Any:
+        """A command that writes ``key``: :meth:`execute`, and on a cluster followed by WAIT on
+        the same connection of the key's master."""
+        if not isinstance(self.client, RedisCluster):
+            return self.execute(*args)
+        if self.client.get_node_from_key(key, replica=True) is None:  # type: ignore[no-untyped-call]
+            return self.execute(*args)  # no replica to wait for (WAIT would sit out WAIT_MS)
+        try:
+            reply = self._write_and_wait(key, args)
+        except RETRIED_ERRORS:
+            reply = self._write_and_wait(key, args)  # on the master the slot map names now
+        if isinstance(reply, MovedError | AskError):
+            # Not run there (the slot moves): the cluster client's own path follows it.
+            self._refresh()
+            return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+        if isinstance(reply, ResponseError):
+            raise reply
+        return reply
+
+    def _write_and_wait(self, key: str, args: tuple[EncodableArg, ...]) -> Any:
+        """The command's reply (an error reply returned) after WAIT, on the key's master; a
+        connection that fails makes the slot map be read again before the error is raised."""
+        assert isinstance(self.client, RedisCluster)
+        node = self.client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+        pool = self.client.get_redis_connection(node).connection_pool
+        try:
+            conn: Any = pool.get_connection()
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._refresh()  # the master may be gone: learn who serves its slots now
+            raise
+        try:
+            conn.send_packed_command(
+                conn.pack_commands([args, ("WAIT", REPLICAS_TO_WAIT, WAIT_MS)])
+            )
+            reply, _ = _reply(conn), _reply(conn)
+        except (redis.ConnectionError, redis.TimeoutError):
+            conn.disconnect()
+            self._refresh()
+            raise
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+        return reply
+
+    def _refresh(self) -> None:
+        assert isinstance(self.client, RedisCluster)
+        with contextlib.suppress(RedisError):
+            self.client.nodes_manager.initialize()
+
+    def hgetall(self, key: str) -> dict[bytes, bytes]:
+        reply = self.execute("HGETALL", key)
+        if isinstance(reply, dict):  # RESP3
+            return reply
+        return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+class Script:
+    """A Lua script run with EVALSHA; loaded again when Redis does not know it (a restart, a
+    failover, SCRIPT FLUSH): NOSCRIPT means nothing ran, so sending it again is safe."""
+
+    def __init__(self, direct: Direct, source: str) -> None:
+        self.direct = direct
+        self.source = source
+        self.sha = hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest()
+
+    def __call__(self, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return self.direct.write(keys[0], "EVALSHA", self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return self.direct.write(keys[0], "EVAL", self.source, len(keys), *keys, *args)
+
+
+def _reply(conn: Any) -> Any:
+    """The next reply, an error reply returned rather than raised (the one after it must still
+    be read off the connection)."""
+    try:
+        return conn.read_response()
+    except ResponseError as err:
+        return err
+
+
+class ShardedPubSub(PubSub):
+    """redis-py's pub/sub, renewing its sharded subscriptions after a reconnection one slot at
+    a time (one SSUBSCRIBE naming channels of several slots is refused: CROSSSLOT)."""
+
+    def _resubscribe_shard_channels(self) -> None:
+        by_slot: defaultdict[int, dict[Any, Any]] = defaultdict(dict)
+        for channel, handler in self.shard_channels.items():
+            name = channel if isinstance(channel, bytes) else str(channel).encode()
+            by_slot[key_slot(name)][channel] = handler
+        for subscriptions in by_slot.values():
+            self._resubscribe(subscriptions, self.ssubscribe)

@@ -1,0 +1,109 @@
+"""The background worker's queue: games with server moves left to make.
+
+A request makes at most a small budget of bot moves; bot turns beyond it, and every clocked
+turn that runs out, are made by the worker (``python -m service.worker``). The queue is Redis
+Streams with a consumer group, redis-py's commands and no home-made bookkeeping:
+
+- ``XADD`` queues a game now; a sorted set holds games due later (a turn clock's deadline), and
+  one script moves those whose time has come into the stream atomically.
+- Workers read with ``XREADGROUP``: each job goes to one worker. A job is acknowledged
+  (``XACK``) only once its game's moves are stored, so a worker that dies leaves its jobs
+  pending, and another takes them over with ``XAUTOCLAIM`` once they have been idle long enough.
+- A lease per game (``SET NX PX``) keeps two workers from computing the same game at once; the
+  compare-and-set of the game's version stays the real guard, so a job run twice or late does
+  no harm: what to play is decided from the game's record when the job runs.
+
+The stream and the sorted set share the hash tag ``{work}`` (one slot on a cluster); a lease
+shares its game's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from redis.cluster import RedisCluster
+
+from . import keys, scripts
+
+#: The consumer group every worker reads in.
+GROUP = "workers"
+#: The job stream is trimmed to about this many entries (acknowledged jobs are deleted anyway).
+MAX_JOBS = 100_000
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: bytes
+    game_id: str
+
+
+class WorkQueue:
+    """Queue, schedule, take, claim and finish jobs; stateless, safe to share between threads."""
+
+    def __init__(self, client: redis.Redis | RedisCluster) -> None:
+        self.client = client
+        self._promote = client.register_script(scripts.PROMOTE_DUE)
+        self._release = client.register_script(scripts.RELEASE_LEASE)
+
+    def ensure_group(self) -> None:
+        """Create the stream and the consumer group unless they exist (every worker at start)."""
+        with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: there already
+            self.client.xgroup_create(keys.WORK_JOBS, GROUP, id="0", mkstream=True)
+
+    def enqueue(self, game_id: str) -> None:
+        """The game has server moves to make now."""
+        self.client.xadd(keys.WORK_JOBS, {"g": game_id}, maxlen=MAX_JOBS, approximate=True)
+
+    def schedule(self, game_id: str, due_ms: int) -> None:
+        """The game will have a move to make at ``due_ms`` (a newer time replaces an older)."""
+        self.client.zadd(keys.WORK_DUE, {game_id: due_ms})
+
+    def promote_due(self, now_ms: int, limit: int = 500) -> int:
+        """Queue the games whose due time has come; how many."""
+        args = [now_ms, limit, MAX_JOBS]
+        return int(self._promote(keys=[keys.WORK_DUE, keys.WORK_JOBS], args=args))
+
+    def take(self, consumer: str, count: int, block_ms: int) -> list[Job]:
+        """New jobs for ``consumer``, waiting up to ``block_ms`` for one."""
+        reply: Any = self.client.xreadgroup(
+            GROUP, consumer, {keys.WORK_JOBS: ">"}, count=count, block=block_ms
+        )
+        return [job for _, entries in reply or [] for job in _jobs(entries)]
+
+    def claim_stale(self, consumer: str, idle_ms: int, count: int = 100) -> list[Job]:
+        """Jobs another worker took and left unacknowledged for ``idle_ms`` (it died)."""
+        reply: Any = self.client.xautoclaim(
+            keys.WORK_JOBS, GROUP, consumer, min_idle_time=idle_ms, start_id="0-0", count=count
+        )
+        return _jobs(reply[1])
+
+    def done(self, jobs: list[Job]) -> None:
+        if jobs:
+            ids = [job.job_id for job in jobs]
+            self.client.xack(keys.WORK_JOBS, GROUP, *ids)
+            self.client.xdel(keys.WORK_JOBS, *ids)
+
+    def lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+        """Whether ``owner`` now holds the game's lease (for ``ttl_ms``, or until released)."""
+        return bool(self.client.set(keys.lease_key(game_id), owner, nx=True, px=ttl_ms))
+
+    def release(self, game_id: str, owner: str) -> None:
+        self._release(keys=[keys.lease_key(game_id)], args=[owner])
+
+    def pending(self) -> int:
+        """Jobs taken and not yet acknowledged (monitoring, tests)."""
+        info: Any = self.client.xpending(keys.WORK_JOBS, GROUP)
+        return int(info["pending"])
+
+
+def _jobs(entries: list[Any]) -> list[Job]:
+    """Jobs from stream entries (an entry deleted while pending comes back without fields)."""
+    out = []
+    for job_id, fields in entries:
+        game = (fields or {}).get(b"g")
+        if game is not None:
+            out.append(Job(job_id, game.decode()))
+    return out
