@@ -4,16 +4,27 @@ options, the turn clock, and the moves the server makes for bot seats, late turn
 Pure decisions over the engine and the bot strategies; the API stores what they return.
 """
 
-from .advance import Applied, advance, bot_seed
-from .table import MAX_TURN_SECONDS, MIN_TURN_SECONDS, Seat, SeatKind, Table
+from .server_turns import Applied, bot_seed, server_move_due, server_turns
+from .table import (
+    MAX_TURN_SECONDS,
+    MIN_TURN_SECONDS,
+    TURN_STARTS,
+    Listing,
+    Seat,
+    SeatKind,
+    Table,
+)
 
 __all__ = [
     "MAX_TURN_SECONDS",
     "MIN_TURN_SECONDS",
+    "TURN_STARTS",
     "Applied",
+    "Listing",
     "Seat",
     "SeatKind",
     "Table",
-    "advance",
     "bot_seed",
+    "server_move_due",
+    "server_turns",
 ]

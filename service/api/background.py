@@ -1,0 +1,46 @@
+"""What a request hands to the background worker after its change is stored.
+
+A request makes at most :data:`REQUEST_BUDGET_SECONDS` of server moves (bot seats, automatic
+deals) itself, so its answer and the streams never wait on more; what is left is queued for
+the worker, and a person's turn clock is scheduled for its deadline, so an overdue turn is
+played whether or not anyone watches. Reading a game never plays one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import redis
+
+from service import rules
+from service.seating import Table, server_move_due
+from service.store.work import WorkQueue
+
+log = logging.getLogger(__name__)
+
+#: CPU seconds of server moves one request may make before handing the rest to the worker.
+REQUEST_BUDGET_SECONDS = 0.2
+
+
+def request_budget() -> Callable[[], bool]:
+    """The request's budget of this thread's CPU time, from now."""
+    end = time.thread_time() + REQUEST_BUDGET_SECONDS
+    return lambda: time.thread_time() >= end
+
+
+def hand_over(
+    work: WorkQueue, game_id: str, state: rules.GameState, table: Table, now_ms: int
+) -> None:
+    """Queue the game's server moves left after a stored change, or schedule its clock.
+
+    The change is stored already, so a Redis error here is logged, not answered: a 503 would
+    tell the client its action failed. The game then waits for its next change."""
+    try:
+        if server_move_due(state, table, now_ms):
+            work.enqueue(game_id)
+        elif (due := table.wakes_at()) is not None:
+            work.schedule(game_id, due)
+    except redis.RedisError as err:
+        log.warning("game %s: server moves not queued: %s", game_id, err)

@@ -1,0 +1,82 @@
+"""``python -m service.worker``: run the background worker until SIGTERM or SIGINT.
+
+``python -m service.worker --alive`` exits 0 while a worker on this machine has turned its loop
+within :data:`ALIVE_SECONDS` (the heartbeat file's age): the liveness probe of compose and k8s.
+Settings come from the environment, as for the API (``REDIS_URL``, ``REDIS_CLUSTER``, ...), and
+``WORKER_LEASE_MS`` and ``WORKER_CLAIM_IDLE_MS`` (see :mod:`.loop`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from service.api.app import create_app
+from service.api.config import settings
+from service.api.store_access import store
+from service.api.webhook_urls import allowed_hosts
+from service.store.work import WorkQueue
+
+from .deliveries import Sender
+from .loop import CLAIM_IDLE_MS, LEASE_MS, Worker
+from .play import play_game
+
+HEARTBEAT = Path(os.environ.get("WORKER_HEARTBEAT", "/tmp/mexican-train-worker.alive"))
+ALIVE_SECONDS = 30.0
+
+
+def alive() -> bool:
+    try:
+        return time.time() - HEARTBEAT.stat().st_mtime < ALIVE_SECONDS
+    except OSError:
+        return False
+
+
+def beat() -> None:
+    HEARTBEAT.touch()
+
+
+def start_sender(stop: threading.Event) -> None:
+    """Webhook deliveries, in threads of their own beside the game loop."""
+    config = settings()
+    sender = Sender(
+        store().hooks,
+        allowed_hosts(config.webhook_allow_hosts),
+        config.webhook_retry_ms,
+        config.webhook_give_up_seconds * 1000,
+    )
+    threading.Thread(target=sender.run, args=(stop,), name="webhooks", daemon=True).start()
+
+
+def main() -> int:
+    if sys.argv[1:] == ["--alive"]:
+        return 0 if alive() else 1
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "info").upper())
+    app = create_app()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    with app.app_context():
+        start_sender(stop)
+        worker = Worker(
+            WorkQueue(store().client),
+            play_game,
+            name,
+            lease_ms=int(os.environ.get("WORKER_LEASE_MS", LEASE_MS)),
+            claim_idle_ms=int(os.environ.get("WORKER_CLAIM_IDLE_MS", CLAIM_IDLE_MS)),
+        )
+        logging.getLogger(__name__).info("worker %s started", name)
+        worker.run(stop, beat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The worker's loop: take games from the queue and make their server moves, a slice at a time.
+
+Each job gets at most :data:`SLICE_SECONDS` of CPU; a game with more to do goes to the back of
+the queue, so one table of slow bots cannot hold the worker from the others. A game whose lease
+another worker holds is looked at again a moment later (that worker may be just finishing), and
+a game whose turn clock runs is scheduled for its deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+
+from service.store.work import Job, WorkQueue
+
+log = logging.getLogger(__name__)
+
+#: CPU seconds one job may spend on one game before it yields to the others.
+SLICE_SECONDS = 0.5
+#: A lease outlives any slice by far; it only stops a second worker computing the same game.
+LEASE_MS = 15_000
+#: A job taken and unacknowledged this long belongs to a worker that died: another takes it.
+CLAIM_IDLE_MS = 20_000
+#: How long a worker waits for new jobs before looking at due games again.
+BLOCK_MS = 200
+#: A game another worker holds is looked at again after this long.
+BUSY_RETRY_MS = 200
+#: Pause after Redis failed, before trying again.
+ERROR_PAUSE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one slice of a game's server moves left: more to do now, or a deadline to come
+    back at (a person's turn clock)."""
+
+    more: bool
+    due_ms: int | None
+
+
+#: Makes a game's server moves until ``spent()``; its outcome.
+Play = Callable[[str, Callable[[], bool]], Outcome]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def cpu_budget(seconds: float) -> Callable[[], bool]:
+    """A budget of this thread's CPU time, starting now."""
+    end = time.thread_time() + seconds
+    return lambda: time.thread_time() >= end
+
+
+class Worker:
+    def __init__(
+        self,
+        queue: WorkQueue,
+        play: Play,
+        name: str,
+        *,
+        lease_ms: int = LEASE_MS,
+        claim_idle_ms: int = CLAIM_IDLE_MS,
+    ) -> None:
+        self.queue = queue
+        self.play = play
+        self.name = name
+        self.lease_ms = lease_ms
+        self.claim_idle_ms = claim_idle_ms
+
+    def run(self, stop: threading.Event, beat: Callable[[], None] = lambda: None) -> None:
+        """Work until ``stop`` is set, calling ``beat`` every round (a liveness signal); Redis
+        errors pause the loop, never end it."""
+        while not stop.is_set():
+            beat()
+            try:
+                self.queue.ensure_group()
+                self.step()
+            except redis.RedisError as err:
+                log.warning("worker %s: %s: %s", self.name, type(err).__name__, err)
+                stop.wait(ERROR_PAUSE_SECONDS)
+
+    def step(self) -> int:
+        """One round: queue due games, take over dead workers' jobs, then new ones; how many
+        jobs were handled."""
+        self.queue.promote_due(now_ms())
+        jobs = self.queue.claim_stale(self.name, self.claim_idle_ms)
+        jobs += self.queue.take(self.name, 8, BLOCK_MS)
+        for job in jobs:
+            self.work(job)
+        return len(jobs)
+
+    def work(self, job: Job) -> None:
+        game = job.game_id
+        if not self.queue.lease(game, self.name, self.lease_ms):
+            self.queue.schedule(game, now_ms() + BUSY_RETRY_MS)
+            self.queue.done([job])
+            return
+        try:
+            outcome = self.play(game, cpu_budget(SLICE_SECONDS))
+        except redis.RedisError:
+            raise  # unacknowledged: taken again once idle for CLAIM_IDLE_MS
+        except Exception:  # one broken game must not stop the others
+            log.exception("worker %s: game %s failed", self.name, game)
+            outcome = Outcome(False, None)
+        finally:
+            with contextlib.suppress(redis.RedisError):  # else it expires by itself
+                self.queue.release(game, self.name)
+        if outcome.more:
+            self.queue.enqueue(game)
+        if outcome.due_ms is not None:
+            self.queue.schedule(game, outcome.due_ms)
+        self.queue.done([job])

@@ -1,0 +1,90 @@
+"""The worker's queue on a real Redis (and, re-run from tests/cluster, on a cluster): jobs go to
+one worker each, due games are queued once their time comes, a dead worker's jobs are claimed
+by another, and a game's lease has one holder."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from devstack.redis_server import RedisServer
+from service.store.work import WorkQueue
+
+
+@pytest.fixture(scope="module")
+def _own_redis_server() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(name="redis_client")
+def _own_redis_client(_own_redis_server: RedisServer) -> Iterator[redis.Redis]:
+    """A redis-server of this module's own: the session's is shared with the background worker
+    of any live server the session started (tests/conftest.py), which takes the very jobs these
+    tests look for. (Private names: tests/cluster re-runs this module with its cluster's
+    ``redis_client``, and a star import leaves these out.)"""
+    client = redis.Redis.from_url(_own_redis_server.url)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture()
+def queue(redis_client: redis.Redis | RedisCluster) -> WorkQueue:
+    q = WorkQueue(redis_client)
+    q.ensure_group()
+    q.ensure_group()  # a second worker starting finds the group there
+    return q
+
+
+def test_each_job_goes_to_one_worker(queue: WorkQueue) -> None:
+    for n in range(10):
+        queue.enqueue(f"game{n:04d}")
+    first = queue.take("w1", 4, 10)
+    second = queue.take("w2", 100, 10)
+    assert len(first) == 4 and len(second) == 6
+    assert {j.game_id for j in first + second} == {f"game{n:04d}" for n in range(10)}
+    assert queue.take("w3", 100, 10) == []
+    assert queue.pending() == 10
+    queue.done(first + second)
+    assert queue.pending() == 0
+
+
+def test_due_games_are_queued_when_their_time_comes(queue: WorkQueue) -> None:
+    queue.schedule("late0001", 2_000)
+    queue.schedule("soon0001", 1_000)
+    queue.schedule("soon0001", 1_500)  # a newer deadline replaces the older
+    assert queue.promote_due(999) == 0
+    assert queue.promote_due(1_500) == 1
+    assert [j.game_id for j in queue.take("w", 10, 10)] == ["soon0001"]
+    assert queue.promote_due(1_600) == 0  # moved, not copied
+    assert queue.promote_due(5_000) == 1
+    assert [j.game_id for j in queue.take("w", 10, 10)] == ["late0001"]
+
+
+def test_a_dead_workers_jobs_are_claimed_after_their_idle_time(queue: WorkQueue) -> None:
+    queue.enqueue("game0001")
+    taken = queue.take("dies", 10, 10)  # never acknowledged
+    assert queue.claim_stale("alive", 60_000) == []  # not idle long enough yet
+    time.sleep(0.05)
+    claimed = queue.claim_stale("alive", 20)
+    assert [j.job_id for j in claimed] == [j.job_id for j in taken]
+    queue.done(claimed)
+    time.sleep(0.05)
+    assert queue.claim_stale("alive", 20) == []
+
+
+def test_a_lease_has_one_holder(queue: WorkQueue) -> None:
+    assert queue.lease("game0001", "w1", 5_000)
+    assert not queue.lease("game0001", "w2", 5_000)
+    queue.release("game0001", "w2")  # not w2's: nothing happens
+    assert not queue.lease("game0001", "w2", 5_000)
+    queue.release("game0001", "w1")
+    assert queue.lease("game0001", "w2", 5_000)
+    assert queue.lease("game0002", "w1", 30)  # another game's lease is another lease
+    time.sleep(0.06)
+    assert queue.lease("game0002", "w3", 5_000)  # an expired lease is free

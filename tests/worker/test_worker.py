@@ -1,0 +1,204 @@
+"""Bot and clock work off the request path, on real gunicorn, worker processes and Redis:
+reading a game never plays its overdue turn while the worker plays it whether or not anyone
+watches; a table of four ``hard`` bots is answered at once and finishes in the background while
+another game's stream keeps its pace; a worker killed mid-game leaves its job to another."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import signal
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+import redis
+import requests
+
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from devstack.worker import worker
+from service.store import keys
+from tests.live.helpers import (
+    BETWEEN_ROUNDS,
+    SSE,
+    auth,
+    create,
+    entries,
+    play_turn,
+    sse_entries,
+    view,
+)
+
+pytestmark = pytest.mark.slow
+
+ENV = {"MIN_TURN_SECONDS": "1", "GUNICORN_THREADS": "8", "LOG_LEVEL": "warning"}
+FAST_ENV = {**ENV, "WORKER_LEASE_MS": "1500", "WORKER_CLAIM_IDLE_MS": "1500"}
+
+
+@pytest.fixture()
+def redis_server() -> Iterator[RedisServer]:
+    """A Redis of this test's own: no other test's worker may take its jobs."""
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def bare(redis_server: RedisServer) -> Iterator[str]:
+    """gunicorn without a worker: the test starts and kills workers itself."""
+    with start_gunicorn(redis_server.url, env=ENV, with_worker=False) as url:
+        yield url
+
+
+def worker_env(redis_server: RedisServer, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**ENV, "REDIS_URL": redis_server.url, **(extra or {})}
+
+
+def at(entry: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(entry["at"].replace("Z", "+00:00"))
+
+
+def wait_for_status(base: str, gid: str, status: str, seconds: float) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while True:
+        got = view(base, gid)
+        if got["status"] == status or time.monotonic() > deadline:
+            return got
+        time.sleep(0.25)
+
+
+def test_reading_never_plays_an_overdue_turn_and_the_worker_always_does(
+    bare: str, redis_server: RedisServer
+) -> None:
+    created = create(bare, players=["ann", "bo"], auto_deal=True, turn_seconds=1)
+    gid = created["game_id"]
+    before = view(bare, gid)
+    time.sleep(1.5)  # the turn is overdue; nobody but this test reads the game
+    for _ in range(5):
+        assert view(bare, gid)["version"] == before["version"], "a read played the turn"
+    with worker(worker_env(redis_server)):
+        time.sleep(4.5)  # nobody reads meanwhile
+    log = entries(bare, gid)["entries"]
+    clock = [e for e in log if e["by"] == "clock"]
+    assert clock, "the worker played no overdue turn"
+    # Each later turn was played within about a second of its deadline (the previous turn's
+    # end + 1 s), with nobody watching.
+    late = []
+    for previous, entry in itertools.pairwise(log):
+        if (
+            entry["by"] == "clock"
+            and previous["by"] == "clock"
+            and previous["seat"] != entry["seat"]
+        ):
+            late.append((at(entry) - at(previous)).total_seconds() - 1.0)
+    assert late and max(late) < 1.0, late
+
+
+def follow(base: str, gid: str, arrivals: dict[int, float], stop: threading.Event) -> None:
+    with requests.get(
+        f"{base}/api/v1/games/{gid}/events", headers={"Accept": SSE}, stream=True, timeout=60
+    ) as r:
+        for entry in sse_entries(r):
+            arrivals[entry["version"]] = time.monotonic()
+            if stop.is_set():
+                return
+
+
+def done(base: str, gid: str) -> bool:
+    return bool(view(base, gid)["status"] == "game_over")
+
+
+def play_people(
+    base: str, game: dict[str, Any], arrivals: dict[int, float], until: Callable[[], bool]
+) -> list[float]:
+    """Play the people's game (dealing each round) until ``until()``: for each move, the
+    seconds from its answer to its entry on the stream."""
+    gid, tokens, rng = game["game_id"], [s["token"] for s in game["seats"]], random.Random(1)
+    delays: list[float] = []
+    host = auth(game["host_token"])
+    while not until() and len(delays) < 300:
+        status = view(base, gid)["status"]
+        if status == "game_over":
+            break
+        if status in BETWEEN_ROUNDS:
+            url = f"{base}/api/v1/games/{gid}/deal"
+            requests.post(url, headers=host, timeout=30).raise_for_status()
+        for token in tokens:
+            moved = play_turn(base, gid, token, rng)
+            if moved is not None:
+                answer = time.monotonic()
+                delays.append(delivered(moved["version"], arrivals) - answer)
+    return delays
+
+
+def delivered(version: int, arrivals: dict[int, float]) -> float:
+    """When the stream had the entry (the time of asking, plus 5 s, if it never came)."""
+    give_up = time.monotonic() + 5
+    while version not in arrivals and time.monotonic() < give_up:
+        time.sleep(0.002)
+    return arrivals.get(version, give_up)
+
+
+def test_four_hard_bots_play_in_the_background_and_other_games_keep_their_pace(
+    redis_server: RedisServer,
+) -> None:
+    with start_gunicorn(redis_server.url, env=ENV) as base:
+        sent = time.monotonic()
+        # Every round (13): many of a hard bot's moves are forced and take no thought, so
+        # a short game can end before the other game has made its first move.
+        hard = create(
+            base, players=[{"name": f"h{i}", "bot": "hard"} for i in range(4)], auto_deal=True
+        )
+        answered = time.monotonic() - sent
+        people = create(base, players=["ann", "bo"], seed=5)
+        pid = people["game_id"]
+        arrivals: dict[int, float] = {}
+        stop = threading.Event()
+        reader = threading.Thread(target=follow, args=(base, pid, arrivals, stop), daemon=True)
+        reader.start()
+        time.sleep(0.5)
+        delays = play_people(base, people, arrivals, lambda: done(base, hard["game_id"]))
+        busy = not done(base, hard["game_id"])  # measured while the bots still played
+        stop.set()
+        final = wait_for_status(base, hard["game_id"], "game_over", 180)
+    assert len(delays) >= 20, f"only {len(delays)} moves measured while the bots played"
+    delays.sort()
+    p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+    print(
+        f"\nhard table answered in {answered:.3f} s; other game's delivery over {len(delays)} "
+        f"moves: median {statistics.median(delays) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
+    )
+    assert answered < 2.0
+    assert busy or len(delays) >= 300
+    assert final["status"] == "game_over"
+    assert p99 < 1.0
+
+
+def test_a_killed_workers_game_is_finished_by_another(bare: str, redis_server: RedisServer) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    # Every round: one round is only a few dozen moves past the creation's, which a worker can
+    # finish between two looks at its lease.
+    created = create(
+        bare, players=[{"name": f"b{i}", "bot": "hard"} for i in range(4)], auto_deal=True
+    )
+    gid = created["game_id"]
+    with worker(worker_env(redis_server, FAST_ENV)) as first:
+        deadline = time.monotonic() + 30
+        while not client.exists(keys.lease_key(gid)):
+            assert time.monotonic() < deadline, "the first worker never took the game"
+            time.sleep(0.01)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    stalled = view(bare, gid)["version"]
+    time.sleep(0.5)
+    assert view(bare, gid)["version"] == stalled, "nobody plays while no worker runs"
+    with worker(worker_env(redis_server, FAST_ENV)):
+        final = wait_for_status(bare, gid, "game_over", 120)
+    assert final["status"] == "game_over"
+    log = entries(bare, gid)["entries"]
+    assert [e["version"] for e in log] == list(range(1, len(log) + 1))
