@@ -1,0 +1,141 @@
+"""Quick play: a seek seats its player at the oldest table of its kind with a free seat, or
+makes one. The seat comes from one script over the seek bucket (``Lobby.claim``): concurrent
+seeks on any number of instances are served one after another, and a table never has more
+seekers than seats. Then the seat is taken through the game transaction, like a join."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Response
+
+from service import rules
+from service.rules.log import TICK_MS, By, Kind, Record, seat_events
+from service.seating import Listing, Seat, SeatKind, Table
+from service.store.tokens import new_game_id, new_token
+
+from ..codes import Problem
+from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
+from ..problems import ApiError
+from ..store_access import store
+from ..transaction import (
+    Decision,
+    Loaded,
+    NewGame,
+    create,
+    now_ms,
+    server_moves,
+    transact,
+    with_seat_token,
+)
+
+#: Claims a seek makes before it gives up (a claimed seat can go to a bot meanwhile).
+SEEK_ATTEMPTS = 6
+#: How long a seeker waits for a table another seek is making at that moment.
+MADE_WAIT_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class Seek:
+    name: str
+    preset: str
+    players: int
+    turn_seconds: int
+    rated: bool
+    fill_after: int | None
+    player: str | None
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> Seek:
+        player = player_of(body["player_token"]).player_id if "player_token" in body else None
+        if body["rated"] and player is None:
+            raise ApiError(Problem.UNRATED_SEAT, "A rated seek needs a player_token.")
+        return cls(
+            body["name"],
+            body["preset"],
+            body["players"],
+            turn_seconds_of(body["turn_seconds"]),
+            body["rated"],
+            body["fill_with_bots_after"],
+            player,
+        )
+
+    @property
+    def bucket(self) -> str:
+        """Seeks of one bucket share tables: the same rules, clock, rating and bot fill."""
+        fill = "" if self.fill_after is None else str(self.fill_after)
+        return f"{self.preset}|{self.players}|{self.turn_seconds}|{int(self.rated)}|{fill}"
+
+
+def seek(body: dict[str, Any]) -> Response:
+    wanted = Seek.of(body)
+    for _ in range(SEEK_ATTEMPTS):
+        fresh = new_game_id()
+        game_id, seat, made = store().lobby.claim(wanted.bucket, fresh, wanted.players, now_ms())
+        if made:
+            return make_table(game_id, wanted)
+        seated = take_seat(game_id, seat, wanted)
+        if seated is not None:
+            return seated
+    raise ApiError(
+        Problem.CONFLICT, "Every seat this seek was given went to someone else; seek again."
+    )
+
+
+def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
+    """Sit at ``seat`` of a seek table (waiting a moment for a table another seek is still
+    making); None when that seat is gone (to a bot) or the table is."""
+    deadline = time.monotonic() + MADE_WAIT_SECONDS
+    while True:
+        try:
+            return transact(game_id, lambda g: sit(g, seat, wanted), keyed=False, attempts=8)
+        except ApiError as err:
+            if err.kind is Problem.SEAT_TAKEN:
+                return None
+            if err.kind is not Problem.GAME_NOT_FOUND:
+                raise
+            if time.monotonic() > deadline:
+                store().lobby.close(wanted.bucket, game_id)
+                return None
+            time.sleep(0.05)
+
+
+def sit(g: Loaded, seat: int, wanted: Seek) -> Decision:
+    if seat >= g.state.n_players or g.table.seats[seat].kind != SeatKind.OPEN:
+        raise ApiError(Problem.SEAT_TAKEN, "That seat was taken meanwhile.")
+    record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=wanted.name)
+    g.state.players[seat] = wanted.name
+    g.table.seats[seat] = Seat(SeatKind.PERSON, player=wanted.player)
+    token = new_token()
+    digests = with_seat_token(g, seat, token)
+
+    def answer(g: Loaded, version: int, _: Any) -> tuple[int, dict[str, Any]]:
+        return 201, {"game_id": g.record.game_id, "version": version, "seat": seat, "token": token}
+
+    return Decision(record, seat_events(record), digests, answer=answer, secret=True)
+
+
+def make_table(game_id: str, wanted: Seek) -> Response:
+    """The seek table ``game_id`` (claimed already), the seeker in seat 0, the rest open."""
+    created = now_ms()
+    names = [wanted.name] + [OPEN_SEAT_NAME.format(i) for i in range(1, wanted.players)]
+    state = rules.new_game(names, wanted.preset)
+    seats = [Seat(SeatKind.PERSON, player=wanted.player)]
+    seats += [Seat(SeatKind.OPEN) for _ in range(1, wanted.players)]
+    table = Table(seats, auto_deal=True, turn_seconds=wanted.turn_seconds)
+    fill_at = None if wanted.fill_after is None else created + wanted.fill_after * 1000
+    table.listing = Listing(public=True, rated=wanted.rated, seek=wanted.bucket, fill_at_ms=fill_at)
+    table.created_ms, table.tick_ms = created, TICK_MS
+    creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
+    applied = server_moves(state, table, creation, [], 1)
+    tokens: list[str | None] = [new_token()] + [None] * (wanted.players - 1)
+    game = NewGame(
+        state, table, applied, tokens, [None] * wanted.players, new_token(), new_token(), game_id
+    )
+
+    def answer(made: str) -> dict[str, Any]:
+        return {"game_id": made, "seat": 0, "token": tokens[0], "table_token": game.table_token}
+
+    return create(game, None, answer, lambda made: f"/api/v1/games/{made}")

@@ -1,0 +1,82 @@
+"""Turn notifications: after a change is stored, the deliveries it owes to players' webhooks.
+
+A change notifies ``your_turn`` when it starts a turn (the turn passed, or a round was dealt)
+and leaves it with a player's seat (a seat change or a join while the turn stays put starts
+none), ``game_over`` to every player seat when it ends the game, and ``rematch`` to every
+player seat when it records one.
+Bodies carry the game, the seat and the version only: never a tile or a token. Deliveries are
+queued right after the compare-and-set (a process that dies in between loses them: they are a
+courtesy, the log is the truth) and sent by the background worker (service/worker/deliveries).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import orjson
+import redis
+
+from service import rules
+from service.rules.log import Kind, rfc3339
+from service.seating import TURN_STARTS, Applied, Table
+from service.store.hooks import Delivery, HookEvent
+
+from .store_access import store
+
+log = logging.getLogger(__name__)
+
+BOT_PLAYER_PREFIX = "bot-"  # a bot level's own player: it has no webhooks
+
+
+def notify(
+    game_id: str, state: rules.GameState, table: Table, applied: Sequence[Applied], version: int
+) -> None:
+    """Queue what this stored change (``applied``, ending at ``version``) owes to webhooks."""
+    if not applied or not any(_player(table, seat) for seat in range(len(table.seats))):
+        return
+    at_ms = applied[-1].record.at_ms
+    deliveries = [
+        delivery
+        for event, seat, data in _events(state, table, applied, version)
+        if (player := _player(table, seat)) is not None
+        for delivery in _deliveries(
+            player, event, {"game_id": game_id, "seat": seat, **data}, at_ms
+        )
+    ]
+    try:
+        store().hooks.enqueue(deliveries, at_ms)
+    except redis.RedisError as err:
+        log.warning("notifications of %s not queued: %s", game_id, err)
+
+
+def _player(table: Table, seat: int) -> str | None:
+    player = table.seats[seat].player
+    return None if player is None or player.startswith(BOT_PLAYER_PREFIX) else player
+
+
+def _events(
+    state: rules.GameState, table: Table, applied: Sequence[Applied], version: int
+) -> Iterator[tuple[HookEvent, int, dict[str, Any]]]:
+    turn, at = state.turn, {"version": version}
+    started = any(e["type"] in TURN_STARTS for step in applied for e in step.events)
+    if state.status == rules.Status.IN_ROUND and turn is not None and started:
+        yield HookEvent.YOUR_TURN, turn, at
+    everyone = range(len(table.seats))
+    if any(rules.ends_game(step.events) for step in applied):
+        yield from ((HookEvent.GAME_OVER, seat, at) for seat in everyone)
+    for step in applied:
+        if step.record.kind == Kind.REMATCH:
+            rematch = {"version": version, "next_game_id": step.record.text}
+            yield from ((HookEvent.REMATCH, seat, rematch) for seat in everyone)
+
+
+def _deliveries(player: str, event: HookEvent, data: dict[str, Any], at_ms: int) -> list[Delivery]:
+    body = orjson.dumps({"type": event, "timestamp": rfc3339(at_ms), "data": data}).decode()
+    return [
+        Delivery("msg_" + secrets.token_urlsafe(12), player, hook.hook_id, body, at_ms)
+        for hook in store().hooks.of_player(player)
+        if event in hook.events
+    ]

@@ -1,0 +1,83 @@
+"""The players resource's access to the store (players are no game: no game transaction)."""
+
+from __future__ import annotations
+
+from service.bots.registry import BOTS
+from service.store.hooks import MAX_HOOKS, Hook, HookEvent
+from service.store.players import Player, PlayerKind, bot_player_id
+
+__all__ = [
+    "HookEvent",
+    "Player",
+    "PlayerKind",
+    "bot_player_id",
+    "calling_player",
+    "create_player",
+    "find_player",
+    "leaderboard",
+    "register_webhook",
+    "remove_webhook",
+    "webhooks",
+]
+
+from ..codes import Problem
+from ..config import settings
+from ..problems import ApiError
+from ..store_access import store
+from ..web import UNAUTHORIZED_HEADERS, bearer_token, missing_token
+from ..webhook_urls import allowed_hosts, refusal
+
+
+def create_player(name: str) -> tuple[Player, str]:
+    return store().players.create(name)
+
+
+def find_player(player_id: str) -> Player:
+    found = store().players.get(player_id)
+    level = player_id.removeprefix("bot-")
+    if found is None and player_id == bot_player_id(level) and level in BOTS:
+        found = store().players.ensure_bot(level)
+    if found is None:
+        raise ApiError(Problem.PLAYER_NOT_FOUND, f"There is no player {player_id!r}.")
+    return found
+
+
+def calling_player(player_id: str | None = None) -> Player:
+    """The player of the request's player token (401 without one, 403 for another player)."""
+    token = bearer_token()
+    if token is None:
+        raise missing_token("Send the player token as a bearer token.")
+    found = store().players.identify(token)
+    if found is None:
+        raise ApiError(
+            Problem.INVALID_TOKEN, "The token is no player's.", headers=UNAUTHORIZED_HEADERS
+        )
+    if player_id is not None and found.player_id != player_id:
+        raise ApiError(Problem.NOT_THIS_PLAYER, "This token is another player's.")
+    return found
+
+
+def leaderboard(kind: PlayerKind, limit: int) -> list[Player]:
+    return store().players.leaderboard(kind, limit)
+
+
+def register_webhook(player: Player, url: str, events: list[HookEvent]) -> Hook:
+    """A new webhook of ``player``, once its URL passes the policy (service/api/webhook_urls)."""
+    why = refusal(url, allowed_hosts(settings().webhook_allow_hosts))
+    if why is not None:
+        raise ApiError(Problem.WEBHOOK_URL_NOT_ALLOWED, why)
+    hook = store().hooks.register(player.player_id, url, events)
+    if hook is None:
+        raise ApiError(
+            Problem.TOO_MANY_WEBHOOKS, f"A player has at most {MAX_HOOKS} webhooks: remove one."
+        )
+    return hook
+
+
+def webhooks(player: Player) -> list[Hook]:
+    return store().hooks.of_player(player.player_id)
+
+
+def remove_webhook(player: Player, hook_id: str) -> None:
+    if not store().hooks.remove(player.player_id, hook_id):
+        raise ApiError(Problem.WEBHOOK_NOT_FOUND, f"This player has no webhook {hook_id!r}.")

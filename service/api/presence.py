@@ -1,0 +1,96 @@
+"""Who is at the table: a seat is present while it has an open stream or made a request within
+``PRESENCE_SECONDS``. Requests mark their seat at most every ``MARK_EVERY_MS`` per process (a
+third of the window when that is shorter), and views read a game's presence at most every
+``READ_EVERY_MS`` per process: presence is coarse (seconds), and a request should not pay a
+Redis write and read for it each time. A seat's open stream beats every ``BEAT_SECONDS`` (each
+keep-alive at least), and says when it closes. Presence is a courtesy: a stream whose beat
+fails (Redis away) goes on, and says nothing until Redis answers again."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from service.store.presence import present_seats
+
+from .config import settings
+from .store_access import store
+
+MARK_EVERY_MS = 5000
+BEAT_SECONDS = 10.0
+READ_EVERY_MS = 1000
+_MEMORY = 4096  # games remembered per process, oldest forgotten first
+
+_lock = threading.Lock()
+_marked: dict[tuple[str, int], int] = {}
+_read: dict[str, tuple[int, list[bool]]] = {}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+log = logging.getLogger(__name__)
+
+
+def mark_seen(game_id: str, seat: int) -> None:
+    now = now_ms()
+    every = min(MARK_EVERY_MS, settings().presence_seconds * 1000 // 3)
+    with _lock:
+        if now - _marked.get((game_id, seat), 0) < every:
+            return
+        _marked[(game_id, seat)] = now
+        _trim(_marked)
+    store().presence.seen(game_id, seat, now)
+
+
+def present(game_id: str, seats: int) -> list[bool]:
+    now = now_ms()
+    with _lock:
+        known = _read.get(game_id)
+    if known is not None and now - known[0] < READ_EVERY_MS and len(known[1]) == seats:
+        return known[1]
+    (fields,) = store().presence.of_games([game_id])
+    found = present_seats(fields, seats, now, settings().presence_seconds * 1000)
+    with _lock:
+        _read[game_id] = (now, found)
+        _trim(_read)
+    return found
+
+
+def _trim(memory: dict[Any, Any]) -> None:
+    while len(memory) > _MEMORY:
+        del memory[next(iter(memory))]
+
+
+class StreamPresence:
+    """A seat's open stream, as presence sees it (made in the request; beats from the stream)."""
+
+    def __init__(self, game_id: str, seat: int | None) -> None:
+        self.game_id, self.seat = game_id, seat
+        self.stream_id = secrets.token_hex(6)
+        self.presence = store().presence
+        self.beaten = 0.0
+
+    def beat(self) -> None:
+        """At the stream's opening and after each message it sends (at most every few s)."""
+        if self.seat is None or time.monotonic() - self.beaten < BEAT_SECONDS:
+            return
+        self.beaten = time.monotonic()
+        self._quietly(self.presence.streaming, self.game_id, self.seat, self.stream_id, now_ms())
+
+    def close(self) -> None:
+        if self.seat is not None and self.beaten:
+            self._quietly(self.presence.closed, self.game_id, self.seat, self.stream_id)
+
+    def _quietly(self, call: Callable[..., object], *args: Any) -> None:
+        try:
+            call(*args)
+        except redis.RedisError as err:
+            log.info("presence of %s not written: %s", self.game_id, err)

@@ -1,0 +1,76 @@
+"""Ratings of rated games: openskill's Plackett-Luce model for free-for-all tables of 2-14.
+
+When a rated game ends, every seat's player is rated once, from the game's result: the
+winners share rank 1, the others follow by total score (equal totals share a rank). The change
+that ends the game is stored with a mark (``rp`` in the game's hash) that is cleared once every
+player is rated, so a process that dies in between leaves the work to the next one that reads
+the game; each player's record counts a game once (``Players.record``), however many processes
+or replayed requests get there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from openskill.models import PlackettLuce
+
+from service import rules
+from service.seating import SeatKind, Table
+from service.store import GameRecord
+from service.store.players import Player, Result, bot_player_id
+
+from .store_access import store
+
+#: openskill's defaults (mu 25, sigma 25/3), as the contract says.
+MODEL = PlackettLuce()
+
+
+def ranks(state: rules.GameState) -> list[int]:
+    """Each seat's rank in the finished game: 1 for the winners, then by total score."""
+    winners = set(state.winners or [])
+    totals = state.totals()
+    others = sorted({totals[s] for s in range(state.n_players) if s not in winners})
+    return [1 if s in winners else 2 + others.index(totals[s]) for s in range(state.n_players)]
+
+
+def seat_players(table: Table) -> list[str | None]:
+    """Who is rated for each seat: its player, or a bot level's own player."""
+    out: list[str | None] = []
+    for seat in table.seats:
+        if seat.kind == SeatKind.BOT and seat.bot is not None:
+            out.append(seat.player or bot_player_id(seat.bot))
+        else:
+            out.append(seat.player)
+    return out
+
+
+def new_ratings(players: Sequence[Player], state: rules.GameState) -> list[Result]:
+    teams = [[MODEL.rating(mu=p.mu, sigma=p.sigma, name=p.player_id)] for p in players]
+    rated = MODEL.rate(teams, ranks=[float(rank) for rank in ranks(state)])
+    winners = set(state.winners or [])
+    return [
+        Result(p.player_id, team[0].mu, team[0].sigma, seat in winners)
+        for seat, (p, team) in enumerate(zip(players, rated, strict=True))
+    ]
+
+
+def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
+    """Rate every seat of a finished rated game (each once); how many were rated now."""
+    ids = seat_players(table)
+    players = [store().players.get(p) if p else None for p in ids]
+    known = [p for p in players if p is not None]
+    if len(known) != len(players):
+        return 0  # a seat without a player: the game could not have been dealt
+    counted = sum(store().players.record(game_id, r) for r in new_ratings(known, state))
+    store().ratings_done(game_id)
+    return counted
+
+
+def ends_rated_game(state: rules.GameState, table: Table, events: Sequence[rules.Event]) -> bool:
+    return table.listing.rated and any(e["type"] == "game_over" for e in events)
+
+
+def finish_pending(record: GameRecord, state: rules.GameState, table: Table) -> None:
+    """A game read with its ratings still to do (its rater died): do them now."""
+    if record.ratings_pending and state.status == rules.Status.GAME_OVER:
+        rate_game(record.game_id, state, table)

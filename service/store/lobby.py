@@ -1,0 +1,52 @@
+"""The lobby: public tables with open seats, and the seek buckets that quick play fills.
+
+- ``mt:{lobby}:tables`` sorted set: public tables with open seats, by creation time (a table
+  leaves once full; one that expired is dropped when a listing meets it).
+- ``mt:{seek:<digest of the bucket>}:order`` and ``:claims``: the tables made by seeks of one
+  bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
+  A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
+  are served one after another, and a table never has more seekers than seats.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import redis
+from redis.cluster import RedisCluster
+
+from . import keys, scripts
+
+#: The most tables a lobby listing returns.
+MAX_LISTED = 100
+
+
+class Lobby:
+    def __init__(self, client: redis.Redis | RedisCluster) -> None:
+        self.client = client
+        self._claim = client.register_script(scripts.CLAIM_SEEK_SEAT)
+        self._close = client.register_script(scripts.CLOSE_SEEK_TABLE)
+
+    def list(self, limit: int) -> list[str]:
+        """The newest public tables' ids (more than asked for: some may be gone or full)."""
+        ids = cast("list[bytes]", self.client.zrevrange(keys.LOBBY, 0, max(limit, 1) * 2 - 1))
+        return [raw.decode() for raw in ids]
+
+    def add(self, game_id: str, created_ms: int) -> None:
+        self.client.zadd(keys.LOBBY, {game_id: created_ms})
+
+    def remove(self, *game_ids: str) -> None:
+        if game_ids:
+            self.client.zrem(keys.LOBBY, *game_ids)
+
+    def claim(self, bucket: str, fresh_id: str, seats: int, now_ms: int) -> tuple[str, int, bool]:
+        """The next seeker's table and seat in ``bucket``; ``True`` when the table is new (the
+        seeker makes it, as ``fresh_id``)."""
+        game, seat, created = self._claim(
+            keys=list(keys.seek_keys(bucket)), args=[fresh_id, seats, now_ms]
+        )
+        return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
+
+    def close(self, bucket: str, game_id: str) -> int:
+        """Take the table out of its bucket; the seats seekers claimed on it."""
+        return int(self._close(keys=list(keys.seek_keys(bucket)), args=[game_id]))

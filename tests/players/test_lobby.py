@@ -1,0 +1,129 @@
+"""The lobby lists public tables with open seats; seeks seat every seeker exactly once, at
+the oldest table of its kind, on any number of instances at once, never overfilling a table;
+seats still open after fill_with_bots_after go to bots and the game starts."""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import requests
+
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from tests.live.helpers import auth, create, send
+from tests.players.conftest import ENV
+
+
+@pytest.fixture(scope="module")
+def second(redis_server: RedisServer) -> Iterator[str]:
+    """Another instance on the same Redis: seeks arrive at both."""
+    with start_gunicorn(redis_server.url, workers=2, env=ENV, with_worker=False) as base:
+        yield base
+
+
+def lobby(base: str, **query: Any) -> list[dict[str, Any]]:
+    r = requests.get(f"{base}/api/v1/lobby", params=query, timeout=10)
+    assert r.status_code == 200, r.text
+    listed: list[dict[str, Any]] = r.json()["tables"]
+    return listed
+
+
+def test_a_public_table_is_listed_until_its_seats_are_filled(server: str) -> None:
+    made = create(server, players=["ann", {"open": True}, {"open": True}], public=True)
+    private = create(server, players=["bo", {"open": True}])
+    ids = [t["game_id"] for t in lobby(server)]
+    assert made["game_id"] in ids and private["game_id"] not in ids
+    listed = next(t for t in lobby(server) if t["game_id"] == made["game_id"])
+    assert (listed["players"], listed["open_seats"], listed["rated"]) == (["ann"], 2, False)
+    assert listed["rules"]["preset"] == "standard" and listed["turn_seconds"] == 0
+    assert made["game_id"] in [t["game_id"] for t in lobby(server, players=3)]
+    assert made["game_id"] not in [t["game_id"] for t in lobby(server, players=4)]
+    assert made["game_id"] not in [t["game_id"] for t in lobby(server, preset="classic")]
+    for seat in made["seats"][1:]:
+        joined = send(
+            "POST",
+            f"{server}/api/v1/games/{made['game_id']}/join",
+            json={"invite": seat["invite"], "name": f"p{seat['seat']}"},
+        )
+        assert joined.status_code == 201, joined.text
+    assert made["game_id"] not in [t["game_id"] for t in lobby(server)]
+    bad = requests.get(f"{server}/api/v1/lobby", params={"players": 99}, timeout=10)
+    assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
+
+
+def seek(base: str, name: str, **extra: Any) -> dict[str, Any]:
+    body = {"name": name, "players": 4, **extra}
+    r = send("POST", f"{base}/api/v1/lobby/seek", json=body)
+    assert r.status_code == 201, r.text
+    seated: dict[str, Any] = r.json()
+    return seated
+
+
+def test_concurrent_seeks_on_two_instances_seat_everyone_once(server: str, second: str) -> None:
+    bases = [server, second]
+    with ThreadPoolExecutor(16) as pool:
+        seated = list(
+            pool.map(
+                lambda i: seek(bases[i % 2], f"s{i}", turn_seconds=0, preset="classic"), range(24)
+            )
+        )
+    places = [(s["game_id"], s["seat"]) for s in seated]
+    assert len(set(places)) == 24, "two seekers got one seat"
+    by_table = collections.Counter(gid for gid, _ in places)
+    assert sorted(by_table.values()) == [4] * 6, by_table
+    assert sum(1 for s in seated if "table_token" in s) == 6, "one table token per table"
+    for s in seated:
+        view = requests.get(f"{server}/api/v1/games/{s['game_id']}", headers=auth(s["token"]))
+        assert view.status_code == 200 and "hand" in view.json()
+    deadline = time.monotonic() + 20
+    for gid in by_table:
+        while (
+            requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["status"]
+            == "waiting_deal"
+        ):
+            assert time.monotonic() < deadline, "a full seek table was not dealt"
+            time.sleep(0.1)
+
+
+def test_open_seats_go_to_bots_after_the_wait_and_the_game_starts(server: str) -> None:
+    first = seek(server, "lone", preset="tournament", fill_with_bots_after=1)
+    other = seek(server, "late", preset="tournament", fill_with_bots_after=1)
+    assert other["game_id"] == first["game_id"] and other["seat"] == 1
+    deadline = time.monotonic() + 15
+    while True:
+        view = requests.get(f"{server}/api/v1/games/{first['game_id']}", timeout=10).json()
+        if view["status"] != "waiting_deal":
+            break
+        assert time.monotonic() < deadline, "the bots never came"
+        time.sleep(0.2)
+    assert [p["bot"] for p in view["players"]] == [None, None, "planner", "planner"]
+    assert first["game_id"] not in [t["game_id"] for t in lobby(server)]
+    again = seek(server, "next", preset="tournament", fill_with_bots_after=1)
+    assert again["game_id"] != first["game_id"] and again["seat"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"name": "x", "players": 1}, "validation_failed"),
+        ({"name": "x", "players": 15}, "validation_failed"),
+        ({"name": "", "players": 4}, "validation_failed"),
+        ({"name": "x", "players": 4, "preset": "chess"}, "validation_failed"),
+        ({"name": "x", "players": 4, "fill_with_bots_after": -1}, "validation_failed"),
+        ({"name": "x", "players": 4, "rated": True}, "unrated_seat"),
+        ({"name": "x", "players": "4"}, "validation_failed"),
+        ({"players": 4}, "validation_failed"),
+    ],
+)
+def test_a_bad_seek_is_refused_and_seats_nobody(
+    server: str, body: dict[str, Any], code: str
+) -> None:
+    before = lobby(server)
+    r = send("POST", f"{server}/api/v1/lobby/seek", json=body)
+    assert (r.status_code, r.json()["code"]) == (422, code), r.text
+    assert lobby(server) == before

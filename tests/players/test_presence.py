@@ -1,0 +1,159 @@
+"""Presence: who is at the table, in the game view and told on the game's streams."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from typing import Any
+
+import redis
+import requests
+
+from devstack.redis_server import RedisServer
+from service.store.keys import presence_key
+from tests.live.helpers import auth, send
+
+SSE, NDJSON = "text/event-stream", "application/x-ndjson"
+
+
+def new_game(base: str) -> dict[str, Any]:
+    r = send("POST", f"{base}/api/v1/games", json={"players": ["Ana", "Ben", "Cy"]})
+    assert r.status_code == 201, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def present(base: str, gid: str) -> list[bool]:
+    view = requests.get(f"{base}/api/v1/games/{gid}", timeout=10).json()
+    return [player["present"] for player in view["players"]]
+
+
+def present_soon(base: str, gid: str, expected: list[bool]) -> None:
+    """Views read presence at most each second per process: within two, it shows."""
+    deadline = time.monotonic() + 2.5
+    while (found := present(base, gid)) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert found == expected
+
+
+class Watcher:
+    """A public NDJSON reader of the game, collecting the presence lines it is sent."""
+
+    def __init__(self, base: str, gid: str) -> None:
+        self.response = requests.get(
+            f"{base}/api/v1/games/{gid}/events",
+            headers={"Accept": NDJSON},
+            stream=True,
+            timeout=30,
+        )
+        assert self.response.status_code == 200
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self.response.iter_lines(chunk_size=None):
+                if raw.strip():
+                    message = json.loads(raw)
+                    if message.get("type") == "presence":
+                        self.lines.put(message)
+        except (requests.RequestException, AttributeError):
+            pass  # closed by the test (urllib3 meets a released connection as AttributeError)
+
+    def next(self, timeout: float = 8) -> dict[str, Any]:
+        return self.lines.get(timeout=timeout)
+
+    def __enter__(self) -> Watcher:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.response.close()
+
+
+def open_seat_stream(base: str, gid: str, token: str) -> requests.Response:
+    r = requests.get(
+        f"{base}/api/v1/games/{gid}/events",
+        headers={**auth(token), "Accept": SSE},
+        stream=True,
+        timeout=30,
+    )
+    assert r.status_code == 200
+    # The retry field: the stream is open. The line iterator is kept with the response: a
+    # discarded one closes the connection when it is collected (urllib3 releases a response
+    # read only in part), and the server then ends the stream at its next message.
+    r.lines = r.iter_lines(chunk_size=None)  # type: ignore[attr-defined]
+    next(r.lines)  # type: ignore[attr-defined]
+    return r
+
+
+def test_a_seats_stream_makes_it_present_until_it_closes(
+    server: str, redis_server: RedisServer
+) -> None:
+    game = new_game(server)
+    gid, tokens = game["game_id"], [seat["token"] for seat in game["seats"]]
+    assert present(server, gid) == [False, False, False]
+    with Watcher(server, gid) as watcher:
+        seat_stream_comes_and_goes(server, gid, tokens[1], watcher, redis_server)
+
+
+def seat_stream_comes_and_goes(
+    server: str, gid: str, token: str, watcher: Watcher, redis_server: RedisServer
+) -> None:
+    stream = open_seat_stream(server, gid, token)
+    assert watcher.next() == {"type": "presence", "seat": 1, "present": True}
+    present_soon(server, gid, [False, True, False])
+    time.sleep(3)  # past the window of the request that opened the stream: the stream holds it
+    raw = redis.Redis.from_url(redis_server.url).hgetall(presence_key(gid))
+    assert present(server, gid) == [False, True, False], (raw, time.time())
+    assert watcher.lines.empty()
+    stream.close()
+    # The server notices a closed connection when a keep-alive to it fails (10 s apart).
+    assert watcher.next(timeout=25) == {"type": "presence", "seat": 1, "present": False}
+    present_soon(server, gid, [False, False, False])
+
+
+def test_a_request_makes_its_seat_present_for_the_window(server: str) -> None:
+    game = new_game(server)
+    gid = game["game_id"]
+    with Watcher(server, gid) as watcher:
+        request_comes_and_goes(server, game, watcher)
+
+
+def request_comes_and_goes(server: str, game: dict[str, Any], watcher: Watcher) -> None:
+    gid, tokens = game["game_id"], [seat["token"] for seat in game["seats"]]
+    seen = requests.get(f"{server}/api/v1/games/{gid}", headers=auth(tokens[2]), timeout=10)
+    assert [p["present"] for p in seen.json()["players"]] == [False, False, True]
+    assert watcher.next() == {"type": "presence", "seat": 2, "present": True}
+    went = time.monotonic()
+    assert watcher.next() == {"type": "presence", "seat": 2, "present": False}
+    assert time.monotonic() - went < 4  # a 2 s window, read each second
+    # A public reader or the host is nobody's seat.
+    requests.get(f"{server}/api/v1/games/{gid}", headers=auth(game["host_token"]), timeout=10)
+    time.sleep(1.5)
+    present_soon(server, gid, [False, False, False])
+    assert watcher.lines.empty()
+
+
+def test_presence_messages_on_sse_have_no_id(server: str) -> None:
+    game = new_game(server)
+    gid, tokens = game["game_id"], [seat["token"] for seat in game["seats"]]
+    watcher = requests.get(
+        f"{server}/api/v1/games/{gid}/events?after=1",
+        headers={"Accept": SSE},
+        stream=True,
+        timeout=30,
+    )
+    lines = watcher.iter_lines(chunk_size=None)
+    assert next(lines) == b"retry: 1000"
+    requests.get(f"{server}/api/v1/games/{gid}", headers=auth(tokens[0]), timeout=10)
+    message = []
+    for raw in lines:
+        if raw.startswith(b":") or (not raw and not message):
+            continue
+        if not raw:
+            break
+        message.append(raw)
+    assert message == [b"event: presence", b'data: {"seat":0,"present":true}']
+    watcher.close()

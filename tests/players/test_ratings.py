@@ -1,0 +1,101 @@
+"""Rated games rate every seat once, as openskill's Plackett-Luce model does from the result
+(winners rank 1, the others by total, equal totals sharing a rank), also when the request that
+ended the game is sent again; leaderboards list people and bots apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import requests
+from openskill.models import PlackettLuce
+
+from tests.live.helpers import auth, create, send
+from tests.players.helpers import new_player, play_out, player
+
+
+def expected_ratings(
+    before: list[dict[str, Any]], score: dict[str, Any]
+) -> list[tuple[float, float]]:
+    """openskill on its own, from the score: the test's reading of the contract's ranking."""
+    model = PlackettLuce()
+    winners = set(score["winners"])
+    totals = [p["total"] for p in score["players"]]
+    others = sorted({t for s, t in enumerate(totals) if s not in winners})
+    ranks = [1.0 if s in winners else 2.0 + others.index(t) for s, t in enumerate(totals)]
+    teams = [[model.rating(mu=p["rating"]["mu"], sigma=p["rating"]["sigma"])] for p in before]
+    return [(team[0].mu, team[0].sigma) for team in model.rate(teams, ranks=ranks)]
+
+
+@pytest.mark.parametrize("seats", [2, 4, 14])
+def test_a_rated_game_rates_every_seat_once_as_openskill_does(server: str, seats: int) -> None:
+    people = [new_player(server, f"p{i}") for i in range(seats)]
+    before = [player(server, p["player_id"]) for p in people]
+    game = create(
+        server,
+        players=[{"name": p["name"], "player_token": p["player_token"]} for p in people],
+        rated=True,
+        options={"rounds": 1},
+    )
+    key, token, last = play_out(server, game, seed=seats)
+    score = requests.get(f"{server}/api/v1/games/{game['game_id']}/score", timeout=10).json()
+    after = [player(server, p["player_id"]) for p in people]
+    expected = expected_ratings(before, score)
+    for seat, ((mu, sigma), got) in enumerate(zip(expected, after, strict=True)):
+        assert abs(got["rating"]["mu"] - mu) < 1e-9 and abs(got["rating"]["sigma"] - sigma) < 1e-9
+        assert got["rating"]["display"] == pytest.approx(mu - 3 * sigma, abs=1e-9)
+        assert (got["games"], got["wins"]) == (1, int(seat in score["winners"]))
+    # The game-ending request, sent again with its key: the kept answer, and no second rating.
+    again = send(
+        "POST",
+        f"{server}/api/v1/games/{game['game_id']}/moves",
+        json=last["move"],
+        headers={**auth(token), "Idempotency-Key": key},
+    )
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert [player(server, p["player_id"]) for p in people] == after
+
+
+def test_a_rated_game_needs_a_player_or_a_bot_in_every_seat(server: str) -> None:
+    ann = new_player(server, "ann")
+    seats = [{"name": "ann", "player_token": ann["player_token"]}, "bo"]
+    game = create(server, players=seats, rated=True)
+    r = send(
+        "POST", f"{server}/api/v1/games/{game['game_id']}/deal", headers=auth(game["table_token"])
+    )
+    assert (r.status_code, r.json()["code"]) == (422, "unrated_seat")
+    twice = [seats[0], {"name": "ann2", "player_token": ann["player_token"]}]
+    r = send("POST", f"{server}/api/v1/games", json={"players": twice, "rated": True})
+    assert (r.status_code, r.json()["code"]) == (422, "validation_failed")
+    r = send(
+        "POST",
+        f"{server}/api/v1/games",
+        json={"players": [{"name": "x", "player_token": "p.nope.x"}, "y"]},
+    )
+    assert (r.status_code, r.json()["code"]) == (422, "validation_failed")
+
+
+def test_the_leaderboards_list_people_and_bots_apart(server: str) -> None:
+    ann, bo = new_player(server, "ann"), new_player(server, "bo")
+    for game_number in range(5):
+        seats = [
+            {"name": "ann", "player_token": ann["player_token"]},
+            {"name": "bo", "player_token": bo["player_token"]},
+            {"name": "cpu", "bot": "greedy"},
+        ]
+        game = create(server, players=seats, rated=True, options={"rounds": 1})
+        play_out(server, game, seed=game_number)
+    people = requests.get(f"{server}/api/v1/leaderboard", timeout=10).json()
+    bots = requests.get(f"{server}/api/v1/leaderboard", params={"kind": "bots"}, timeout=10).json()
+    listed = {p["player_id"]: p for p in people["players"]}
+    assert people["kind"] == "people" and {ann["player_id"], bo["player_id"]} <= set(listed)
+    displays = [p["rating"]["display"] for p in people["players"]]
+    assert displays == sorted(displays, reverse=True)
+    assert [p["player_id"] for p in bots["players"]] == ["bot-greedy"]
+    assert bots["players"][0]["games"] >= 5 and bots["players"][0]["kind"] == "bot"
+    levels = requests.get(f"{server}/api/v1/bots", timeout=10).json()
+    assert {level["player_id"] for level in levels} >= {"bot-greedy", "bot-planner"}
+    bad = requests.get(f"{server}/api/v1/leaderboard", params={"limit": 101}, timeout=10)
+    assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
+    missing = requests.get(f"{server}/api/v1/players/nobody-here1", timeout=10)
+    assert (missing.status_code, missing.json()["code"]) == (404, "player_not_found")

@@ -1,0 +1,119 @@
+"""Rematch: the first call makes the next game (same rules, table options, seat order, bot
+seats), every watcher sees a rematch entry, each seat claims its own place (201, then 200), and a
+person seat not claimed within the claim window becomes open."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import requests
+
+from tests.live.helpers import SSE, auth, create, send, sse_entries
+from tests.players.helpers import play_out
+
+CLAIM_SECONDS = 2  # the stack's REMATCH_CLAIM_SECONDS
+LINGER_SECONDS = 3  # its REMATCH_SECONDS
+
+
+def finished(base: str, **extra: Any) -> dict[str, Any]:
+    players = ["ann", "bo", {"name": "cpu", "bot": "greedy"}]
+    game = create(base, players=players, options={"rounds": 1, "set": 6, "hand_size": 5}, **extra)
+    play_out(base, game, seed=3)
+    return game
+
+
+def ask(base: str, gid: str, token: str | None) -> requests.Response:
+    return send("POST", f"{base}/api/v1/games/{gid}/rematch", headers=auth(token))
+
+
+def test_every_seat_claims_its_place_and_watchers_see_the_rematch(server: str) -> None:
+    game = finished(server, auto_deal=False)
+    gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+    final = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    got: list[dict[str, Any]] = []
+    watcher = threading.Thread(target=lambda: got.extend(watch(server, gid, final)))
+    watcher.start()
+    time.sleep(0.5)
+    first = ask(server, gid, ann)
+    assert first.status_code == 201, first.text
+    new = first.json()["game_id"]
+    assert first.json() == {"game_id": new, "seat": 0, "token": ann}
+    again = ask(server, gid, ann)
+    assert (again.status_code, again.json()) == (200, first.json())
+    second = ask(server, gid, bo)
+    assert (second.status_code, second.json()) == (201, {"game_id": new, "seat": 1, "token": bo})
+    table = ask(server, gid, game["table_token"])
+    assert table.status_code == 201 and table.json()["table_token"] == game["table_token"]
+    watcher.join(10)
+    assert [e["action"] for e in got] == [{"action": "rematch", "game_id": new}]
+    old = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()
+    view = requests.get(f"{server}/api/v1/games/{new}", headers=auth(ann), timeout=10).json()
+    assert view["rules"] == old["rules"] and "hand" in view
+    assert [p["name"] for p in view["players"]] == ["ann", "bo", "cpu"]
+    assert [p["bot"] for p in view["players"]] == [None, None, "greedy"]
+    time.sleep(CLAIM_SECONDS + 1.5)  # past the claim window: claimed seats stay
+    after = requests.get(f"{server}/api/v1/games/{new}", timeout=10).json()
+    assert [p["open"] for p in after["players"]] == [False, False, False]
+
+
+def watch(base: str, gid: str, final: int) -> list[dict[str, Any]]:
+    """A reader resuming at the finished game's last entry: it waits for the rematch."""
+    headers = {"Accept": SSE, "Last-Event-ID": str(final)}
+    with requests.get(
+        f"{base}/api/v1/games/{gid}/events", headers=headers, stream=True, timeout=30
+    ) as r:
+        assert r.status_code == 200, r.status_code
+        return list(sse_entries(r))
+
+
+def test_a_seat_nobody_claims_becomes_open(server: str) -> None:
+    game = finished(server)
+    gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+    new = ask(server, gid, ann).json()["game_id"]
+    deadline = time.monotonic() + CLAIM_SECONDS + 10
+    while True:
+        view = requests.get(f"{server}/api/v1/games/{new}", timeout=10).json()
+        if view["players"][1]["open"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert [p["open"] for p in view["players"]] == [False, True, False]
+    refused = requests.get(f"{server}/api/v1/games/{new}", headers=auth(bo), timeout=10)
+    assert refused.status_code == 401
+    assert requests.get(f"{server}/api/v1/games/{new}", headers=auth(ann), timeout=10).ok
+
+
+def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:
+    game = finished(server)
+    gid, tokens = game["game_id"], [s["token"] for s in game["seats"][:2]]
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda t: ask(server, gid, t), tokens))
+    assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
+    assert len({a.json()["game_id"] for a in answers}) == 1
+    log = requests.get(f"{server}/api/v1/games/{gid}/events", timeout=10).json()["entries"]
+    assert [e["action"]["action"] for e in log].count("rematch") == 1
+
+
+def test_no_rematch_before_the_end_nor_without_a_seat(server: str) -> None:
+    game = create(server, players=["ann", "bo"])
+    gid = game["game_id"]
+    early = ask(server, gid, game["seats"][0]["token"])
+    assert (early.status_code, early.json()["code"]) == (409, "game_not_over")
+    assert ask(server, gid, None).json()["code"] == "missing_token"
+    done = finished(server)
+    host = ask(server, done["game_id"], done["host_token"])
+    assert (host.status_code, host.json()["code"]) == (403, "not_a_seat")
+    stranger = ask(server, done["game_id"], "x" * 43)
+    assert (stranger.status_code, stranger.json()["code"]) == (401, "invalid_token")
+
+
+def test_a_finished_games_stream_ends_with_204_once_the_wait_is_over(server: str) -> None:
+    game = finished(server)
+    gid = game["game_id"]
+    final = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    time.sleep(LINGER_SECONDS + 0.5)
+    headers = {"Accept": SSE, "Last-Event-ID": str(final)}
+    late = requests.get(f"{server}/api/v1/games/{gid}/events", headers=headers, timeout=10)
+    assert late.status_code == 204

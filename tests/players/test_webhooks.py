@@ -1,0 +1,219 @@
+"""Turn notifications: webhooks signed as Standard Webhooks says, retried after failures, with
+no hidden tile or token in a body, and URLs held to the policy."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from standardwebhooks.webhooks import Webhook
+
+from tests.live.helpers import auth, create, entries, send
+from tests.players.helpers import new_player, play_out
+from tests.players.receiver import Received, Receiver, receiver
+
+
+@pytest.fixture()
+def hooks() -> Iterator[Receiver]:
+    with receiver() as found:
+        yield found
+
+
+def register(base: str, player: dict[str, Any], url: str, **body: Any) -> requests.Response:
+    return send(
+        "POST",
+        f"{base}/api/v1/players/{player['player_id']}/webhooks",
+        json={"url": url, **body},
+        headers=auth(player["player_token"]),
+    )
+
+
+def verified(got: Received, secret: str) -> dict[str, Any]:
+    """The delivery's body, once its signature checks out with the webhook's secret."""
+    body: dict[str, Any] = Webhook(secret).verify(got.body, got.headers)
+    assert set(body) == {"type", "timestamp", "data"}
+    return body
+
+
+def secrets_of(game: dict[str, Any], player: dict[str, Any]) -> list[str]:
+    tokens = [s["token"] for s in game["seats"] if s["token"]]
+    return [*tokens, game["host_token"], game["table_token"], player["player_token"]]
+
+
+def finish_turn(base: str, gid: str, token: str, version: int) -> None:
+    """Play seat 0's turn from ``version`` to its end (random legal moves): until another seat
+    moved in the same answer (the bots answer within the request), or holds the turn."""
+    rng = random.Random(gid)
+    while True:
+        moves = send("GET", f"{base}/api/v1/games/{gid}/legal-moves", headers=auth(token)).json()
+        played = send(
+            "POST",
+            f"{base}/api/v1/games/{gid}/moves",
+            json=rng.choice(moves["moves"]),
+            headers=auth(token),
+        )
+        assert played.status_code == 200, played.text
+        if played.json()["turn"] != 0 or played.json()["version"] > version + 1:
+            return
+        version = played.json()["version"]
+
+
+def test_your_turn_is_signed_and_tells_no_secret(server: str, hooks: Receiver) -> None:
+    ann = new_player(server, "ann")
+    made = register(server, ann, hooks.url + "/turns", events=["your_turn"])
+    assert made.status_code == 201, made.text
+    secret = made.json()["secret"]
+    players = [{"name": "ann", "player_token": ann["player_token"]}, {"name": "c", "bot": "greedy"}]
+    game = create(server, players=players, auto_deal=True)
+    gid, token = game["game_id"], game["seats"][0]["token"]
+    ids = set()
+    for _ in range(3):  # the first turn, then each time the bot hands it back
+        got = hooks.next()
+        body = verified(got, secret)
+        assert body["type"] == "your_turn" and got.path == "/turns"
+        view = requests.get(f"{server}/api/v1/games/{gid}", headers=auth(token), timeout=10).json()
+        assert body["data"] == {"game_id": gid, "seat": 0, "version": view["version"]}
+        assert view["turn"] == 0
+        # The turn passed to seat 0 with this entry: someone else's step, or a deal.
+        (passed,) = entries(server, gid, after=view["version"] - 1)["entries"]
+        assert passed["seat"] != 0 or passed["action"]["action"] == "deal"
+        assert not any(s.encode() in got.body for s in secrets_of(game, ann))
+        ids.add(got.headers["webhook-id"])
+        finish_turn(server, gid, token, view["version"])
+    assert len(ids) == 3
+
+
+def test_a_seat_change_while_the_turn_stays_sends_no_your_turn(
+    server: str, hooks: Receiver
+) -> None:
+    ann = new_player(server, "ann")
+    secret = register(server, ann, hooks.url + "/turns", events=["your_turn"]).json()["secret"]
+    players = [{"name": "ann", "player_token": ann["player_token"]}, "bo"]
+    for seed in range(50):  # a deal where ann starts
+        game = create(server, players=players, auto_deal=True, seed=seed)
+        if requests.get(f"{server}/api/v1/games/{game['game_id']}", timeout=10).json()["turn"] == 0:
+            break
+    dealt = verified(hooks.next(), secret)["data"]
+    while dealt["game_id"] != game["game_id"]:  # the games ann did not start told her too
+        dealt = verified(hooks.next(), secret)["data"]
+    changed = send(
+        "PUT",
+        f"{server}/api/v1/games/{game['game_id']}/seats/1",
+        json={"bot": "greedy"},
+        headers=auth(game["table_token"]),
+    )
+    assert changed.status_code == 200, changed.text
+    with pytest.raises(queue.Empty):  # the turn stayed with ann: nothing new to tell
+        while True:
+            got = verified(hooks.next(timeout=2), secret)["data"]
+            assert got["game_id"] != game["game_id"], got
+
+
+def test_a_failed_delivery_is_retried_with_backoff(server: str, hooks: Receiver) -> None:
+    ann = new_player(server, "ann")
+    hooks.answers["/flaky"] = [500, 503]
+    secret = register(server, ann, hooks.url + "/flaky").json()["secret"]
+    players = [{"name": "ann", "player_token": ann["player_token"]}, {"name": "c", "bot": "greedy"}]
+    create(server, players=players, auto_deal=True)
+    tries = [hooks.next() for _ in range(3)]
+    assert len({t.headers["webhook-id"] for t in tries}) == 1  # one delivery, three attempts
+    assert len({verified(t, secret)["timestamp"] for t in tries}) == 1
+    gaps = [b.at - a.at for a, b in itertools.pairwise(tries)]
+    assert gaps[0] >= 0.2 and gaps[1] >= 1.2  # WEBHOOK_RETRY_MS, then six times it
+    with pytest.raises(queue.Empty):  # taken: nothing more comes
+        hooks.next(timeout=2)
+
+
+def test_game_over_and_rematch_reach_every_players_webhook(server: str, hooks: Receiver) -> None:
+    ann, bo = new_player(server, "ann"), new_player(server, "bo")
+    secrets = {
+        who["name"]: register(server, who, f"{hooks.url}/{who['name']}", events=events).json()[
+            "secret"
+        ]
+        for who, events in ((ann, ["game_over", "rematch"]), (bo, ["game_over"]))
+    }
+    players = [
+        {"name": "ann", "player_token": ann["player_token"]},
+        {"name": "bo", "player_token": bo["player_token"]},
+    ]
+    game = create(server, players=players, options={"rounds": 1, "set": 6, "hand_size": 5})
+    play_out(server, game, seed=5)
+    over = {}
+    for _ in range(2):
+        got = hooks.next()
+        over[got.path] = verified(got, secrets[got.path[1:]])
+    assert {b["type"] for b in over.values()} == {"game_over"}
+    assert {b["data"]["seat"] for b in over.values()} == {0, 1}
+    made = send(
+        "POST",
+        f"{server}/api/v1/games/{game['game_id']}/rematch",
+        headers=auth(game["seats"][0]["token"]),
+    )
+    assert made.status_code == 201
+    got = hooks.next()
+    body = verified(got, secrets["ann"])
+    assert got.path == "/ann" and body["type"] == "rematch"
+    assert body["data"]["next_game_id"] == made.json()["game_id"]
+    assert body["data"]["game_id"] == game["game_id"] and body["data"]["seat"] == 0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/hook",  # http to a host not allowed
+        "https://10.1.2.3/hook",  # a private address
+        "https://localhost/hook",  # loopback by name
+        "https://[::1]/hook",
+        "https://169.254.169.254/latest",  # link-local (cloud metadata)
+        "ftp://127.0.0.1/hook",
+        "https://user:pw@127.0.0.1/hook",
+        "https://",
+        "not a url",
+    ],
+)
+def test_urls_outside_the_policy_are_refused(server: str, url: str) -> None:
+    ann = new_player(server, "ann")
+    refused = register(server, ann, url)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["code"] == "webhook_url_not_allowed"
+    listed = send(
+        "GET",
+        f"{server}/api/v1/players/{ann['player_id']}/webhooks",
+        headers=auth(ann["player_token"]),
+    )
+    assert listed.json() == {"webhooks": []}
+
+
+def test_only_the_player_manages_its_webhooks(server: str, hooks: Receiver) -> None:
+    ann, bo = new_player(server, "ann"), new_player(server, "bo")
+    url = f"{server}/api/v1/players/{ann['player_id']}/webhooks"
+    assert send("POST", url, json={"url": hooks.url}).json()["code"] == "missing_token"
+    foreign = send("POST", url, json={"url": hooks.url}, headers=auth(bo["player_token"]))
+    assert (foreign.status_code, foreign.json()["code"]) == (403, "not_this_player")
+    made = register(server, ann, hooks.url + "/x").json()
+    listed = send("GET", url, headers=auth(ann["player_token"])).json()
+    assert listed == {
+        "webhooks": [
+            {
+                "webhook_id": made["webhook_id"],
+                "url": hooks.url + "/x",
+                "events": ["your_turn", "game_over", "rematch"],
+            }
+        ]
+    }
+    assert "secret" not in json.dumps(listed)
+    one = f"{url}/{made['webhook_id']}"
+    assert send("DELETE", one, headers=auth(bo["player_token"])).status_code == 403
+    assert send("DELETE", one, headers=auth(ann["player_token"])).status_code == 204
+    gone = send("DELETE", one, headers=auth(ann["player_token"]))
+    assert (gone.status_code, gone.json()["code"]) == (404, "webhook_not_found")
+    for n in range(10):
+        assert register(server, ann, f"{hooks.url}/{n}").status_code == 201
+    full = register(server, ann, hooks.url + "/eleventh")
+    assert (full.status_code, full.json()["code"]) == (409, "too_many_webhooks")

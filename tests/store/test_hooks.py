@@ -1,0 +1,79 @@
+"""Webhooks in Redis: registrations per player, deliveries taken once under a lease."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+from standardwebhooks.webhooks import Webhook
+
+from service.store.hooks import MAX_HOOKS, Delivery, HookEvent, Webhooks
+
+
+@pytest.fixture()
+def hooks(redis_client: redis.Redis) -> Webhooks:
+    return Webhooks(redis_client)
+
+
+def delivery(n: int, first_ms: int = 1000) -> Delivery:
+    return Delivery(f"msg_{n}", "player000001", "wh_1", f'{{"n": {n}}}', first_ms)
+
+
+def test_a_player_registers_lists_and_removes_webhooks(hooks: Webhooks) -> None:
+    made = [hooks.register("player000001", "https://x.example/0", [HookEvent.YOUR_TURN])]
+    made += [
+        hooks.register("player000001", f"https://x.example/{n}", list(HookEvent))
+        for n in range(1, MAX_HOOKS)
+    ]
+    assert all(made) and hooks.register("player000001", "https://x.example/late", []) is None
+    assert hooks.of_player("player000002") == []
+    listed = hooks.of_player("player000001")
+    assert len(listed) == MAX_HOOKS and {h.hook_id for h in listed} == {
+        h.hook_id for h in made if h
+    }
+    first = made[0]
+    assert first is not None and hooks.get("player000001", first.hook_id) == first
+    assert first.events == (HookEvent.YOUR_TURN,)
+    Webhook(first.secret)  # a secret the Standard Webhooks library takes
+    assert first.secret.startswith("whsec_") and first.secret != (made[1] and made[1].secret)
+    assert hooks.remove("player000001", first.hook_id) and not hooks.remove(
+        "player000001", first.hook_id
+    )
+    assert hooks.get("player000001", first.hook_id) is None
+
+
+def test_due_deliveries_are_taken_once_until_their_lease_ends(hooks: Webhooks) -> None:
+    hooks.enqueue([delivery(1), delivery(2)], 1000)
+    hooks.enqueue([delivery(3)], 5000)
+    hooks.enqueue([], 0)
+    assert hooks.take_due(999, 10) == []
+    taken = hooks.take_due(1000, 10, lease_ms=50)
+    assert sorted(d.delivery_id for d in taken) == ["msg_1", "msg_2"]
+    assert hooks.take_due(1001, 10) == []  # leased
+    hooks.done(taken[0])
+    assert [d.delivery_id for d in hooks.take_due(1050, 10)] == [taken[1].delivery_id]
+    assert hooks.pending() == 2
+
+
+def test_a_retry_keeps_the_delivery_and_counts_the_attempt(hooks: Webhooks) -> None:
+    hooks.enqueue([delivery(1)], 1000)
+    (taken,) = hooks.take_due(1000, 1)
+    hooks.retry(Delivery(**{**taken.__dict__, "attempt": 1}), 2000)
+    assert hooks.take_due(1999, 5) == []
+    (again,) = hooks.take_due(2000, 5)
+    assert (again.delivery_id, again.attempt, again.body, again.first_ms) == (
+        "msg_1",
+        1,
+        taken.body,
+        1000,
+    )
+
+
+def test_a_delivery_whose_record_is_gone_is_dropped(
+    hooks: Webhooks, redis_client: redis.Redis
+) -> None:
+    hooks.enqueue([delivery(1)], int(time.time() * 1000))
+    redis_client.delete("mt:{hooks}:jobs")
+    assert hooks.take_due(int(time.time() * 1000) + 1, 5) == []
+    assert hooks.pending() == 0

@@ -1,0 +1,71 @@
+"""The lobby's listing and the seek buckets' claims, on a real Redis."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import redis
+
+from service.store.lobby import Lobby
+
+
+@pytest.fixture()
+def lobby(redis_client: redis.Redis) -> Lobby:
+    return Lobby(redis_client)
+
+
+def test_listing_is_newest_first_and_forgets_removed_tables(lobby: Lobby) -> None:
+    for n in range(5):
+        lobby.add(f"table{n:04}", 1000 + n)
+    assert lobby.list(2) == ["table0004", "table0003", "table0002", "table0001"]
+    lobby.remove("table0004", "table0002")
+    lobby.remove()
+    assert lobby.list(10) == ["table0003", "table0001", "table0000"]
+
+
+def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None:
+    claims = [lobby.claim("b", f"fresh{n:04}", 3, 1000 + n) for n in range(7)]
+    assert claims == [
+        ("fresh0000", 0, True),
+        ("fresh0000", 1, False),
+        ("fresh0000", 2, False),
+        ("fresh0003", 0, True),
+        ("fresh0003", 1, False),
+        ("fresh0003", 2, False),
+        ("fresh0006", 0, True),
+    ]
+    assert lobby.claim("other", "fresh9999", 3, 2000) == ("fresh9999", 0, True)
+
+
+def test_a_closed_table_takes_no_more_seekers(lobby: Lobby) -> None:
+    lobby.claim("b", "first0000", 4, 1)
+    lobby.claim("b", "first0000", 4, 2)
+    assert lobby.close("b", "first0000") == 2
+    assert lobby.close("b", "first0000") == 0
+    assert lobby.claim("b", "second000", 4, 3) == ("second000", 0, True)
+
+
+def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) -> None:
+    """Eight threads with their own connections seek at once: every seat is given once."""
+    got: list[tuple[str, int, bool]] = []
+    lock = threading.Lock()
+
+    def seek(n: int) -> None:
+        mine = Lobby(redis.Redis(connection_pool=redis_client.connection_pool))
+        for m in range(25):
+            claim = mine.claim("busy", f"t{n}x{m:05}", 4, n * 100 + m)
+            with lock:
+                got.append(claim)
+
+    threads = [threading.Thread(target=seek, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seats = [(game, seat) for game, seat, _ in got]
+    assert len(set(seats)) == len(seats) == 200
+    tables = {game for game, _ in seats}
+    assert len(tables) == 50
+    assert all(sorted(s for g, s in seats if g == t) == [0, 1, 2, 3] for t in tables)
+    assert sum(created for _, _, created in got) == 50

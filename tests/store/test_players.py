@@ -1,0 +1,86 @@
+"""Players in Redis: tokens kept as digests, a game counted once, leaderboards from five games."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from service.store import keys
+from service.store.players import (
+    LEADERBOARD_GAMES,
+    START_MU,
+    PlayerKind,
+    Players,
+    Result,
+    bot_player_id,
+)
+
+
+@pytest.fixture()
+def players(redis_client: redis.Redis) -> Players:
+    return Players(redis_client)
+
+
+def test_a_person_is_known_by_its_token_only(players: Players, redis_client: redis.Redis) -> None:
+    person, token = players.create("Ada")
+    assert players.identify(token) == person
+    assert players.get(person.player_id) == person
+    stored = redis_client.hgetall(keys.player_key(person.player_id))
+    assert token.encode() not in b"".join(stored.values())
+    assert (person.kind, person.mu, person.games) == (PlayerKind.PERSON, START_MU, 0)
+
+
+@pytest.mark.parametrize(
+    "forged",
+    ["", "p.", "p.nosuchplayer1.x", "q.whatever", "p.../../etc.x", "p.bot-easy.x"],
+)
+def test_a_forged_or_foreign_token_is_nobody(players: Players, forged: str) -> None:
+    players.create("Ada")
+    assert players.identify(forged) is None
+
+
+def test_a_changed_secret_is_nobody(players: Players) -> None:
+    _, token = players.create("Ada")
+    assert players.identify(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+
+
+def test_bots_are_made_once_and_have_no_token(players: Players, redis_client: redis.Redis) -> None:
+    first = players.ensure_bot("hard")
+    again = players.ensure_bot("hard")
+    assert first == again and first.player_id == bot_player_id("hard") == "bot-hard"
+    assert first.kind is PlayerKind.BOT
+    assert redis_client.hget(keys.player_key("bot-hard"), "t") is None
+
+
+@pytest.mark.parametrize("player_id", ["", "short", "x" * 40, "{lobby}", "bot-Hard"])
+def test_unknown_or_malformed_ids(players: Players, player_id: str) -> None:
+    assert players.get(player_id) is None
+
+
+def test_a_game_counts_once(players: Players) -> None:
+    person, _ = players.create("Ada")
+    result = Result(person.player_id, 27.5, 7.0, won=True)
+    assert players.record("game0001", result) is True
+    assert players.record("game0001", Result(person.player_id, 99.0, 1.0, won=True)) is False
+    after = players.get(person.player_id)
+    assert after is not None
+    assert (after.mu, after.sigma, after.games, after.wins) == (27.5, 7.0, 1, 1)
+    assert after.display == pytest.approx(27.5 - 21.0)
+
+
+def test_leaderboards_take_players_from_five_games_by_display(players: Players) -> None:
+    strong, _ = players.create("strong")
+    weak, _ = players.create("weak")
+    bot = players.ensure_bot("easy")
+    for n in range(LEADERBOARD_GAMES):
+        players.record(f"game{n:04}", Result(strong.player_id, 30.0, 2.0, won=True))
+        players.record(f"game{n:04}", Result(bot.player_id, 20.0, 2.0, won=False))
+        if n < LEADERBOARD_GAMES - 1:  # one game short
+            players.record(f"game{n:04}", Result(weak.player_id, 40.0, 1.0, won=True))
+        board = players.leaderboard(PlayerKind.PERSON, 10)
+        assert [p.player_id for p in board] == ([strong.player_id] if n == 4 else [])
+    players.record("game9999", Result(weak.player_id, 40.0, 1.0, won=True))
+    board = players.leaderboard(PlayerKind.PERSON, 10)
+    assert [p.name for p in board] == ["weak", "strong"]
+    assert [p.name for p in players.leaderboard(PlayerKind.PERSON, 1)] == ["weak"]
+    assert [p.player_id for p in players.leaderboard(PlayerKind.BOT, 10)] == ["bot-easy"]
