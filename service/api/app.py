@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from flask import Flask, Request, Response, request
-from flask.sessions import NullSession, SessionInterface, SessionMixin
+from flask import Flask, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from service.frameworks.flask_app import (
+    ApiResponse,
+    CoroutineCheck,
+    NoSessions,
+    header_value,
+    is_json_type,
+)
+from service.frameworks.smorest import serve_spec_with
 from service.store import GameStore, IdempotentReplay, connect
 from service.store.connection import Limits
 
 from .caching import apply_policy
+from .codes import Problem
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
 from .docs import HEADER_PARAMETERS
 from .docs_page import init_app as init_docs_page
 from .etag import ETAG, IF_MATCH, IF_NONE_MATCH
+from .fields import component_ref
 from .idempotency import HEADER as IDEMPOTENCY_KEY
 from .idempotency import REPLAYED_HEADER, handle_replay
+from .limits import POLICY_HEADER, STATE_HEADER
+from .limits import write_headers as write_rate_limit_headers
 from .observability import REQUEST_ID_HEADER
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
-from .response import ApiResponse, header_value
-from .smorest_adapter import serve_spec_with
 from .store_access import STORE_EXTENSION
 from .table_page import init_app as init_table_page
 
@@ -36,24 +44,19 @@ CORS_REQUEST_HEADERS = ", ".join(
     ("Authorization", "Content-Type", IF_MATCH, IF_NONE_MATCH, IDEMPOTENCY_KEY, REQUEST_ID_HEADER)
 )
 CORS_EXPOSED_HEADERS = ", ".join(
-    (ETAG, "Location", "Retry-After", REPLAYED_HEADER, "WWW-Authenticate", REQUEST_ID_HEADER)
+    (
+        ETAG,
+        "Location",
+        "Retry-After",
+        POLICY_HEADER,
+        STATE_HEADER,
+        REPLAYED_HEADER,
+        "WWW-Authenticate",
+        REQUEST_ID_HEADER,
+    )
 )
 CORS_MAX_AGE_SECONDS = "600"
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH"})
-
-
-class NoSessions(SessionInterface):
-    """The API keeps no session (its callers send bearer tokens, never cookies). Flask would
-    build a cookie session for each request only to find there is no secret key and make a
-    null one; every request shares one null session instead, which refuses any write."""
-
-    null = NullSession()
-
-    def open_session(self, app: Flask, request: Request) -> NullSession:
-        return self.null
-
-    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
-        return None
 
 
 class ServiceFlask(Flask):
@@ -68,16 +71,10 @@ class ServiceFlask(Flask):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._is_coroutine: dict[Any, bool] = {}
+        self._is_coroutine = CoroutineCheck()
 
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        code = getattr(func, "__code__", None)  # bound methods show their function's code
-        if code is None:
-            return super().ensure_sync(func)
-        known = self._is_coroutine.get(code)
-        if known is None:
-            known = self._is_coroutine[code] = inspect.iscoroutinefunction(func)
-        return self.async_to_sync(func) if known else func
+        return self.async_to_sync(func) if self._is_coroutine(func) else func
 
 
 def spec_json(api: ProblemApi) -> bytes:
@@ -137,6 +134,9 @@ def init_api(app: Flask) -> ProblemApi:
     api = ProblemApi(app)
     for name, param in HEADER_PARAMETERS.items():
         api.spec.components.parameter(name, "header", param)
+    for name, schema in typed_components().items():
+        api.spec.components.schema(name, schema)
+    api.ma_plugin.converter.add_attribute_function(component_ref)
     register_blueprints(api)
     app.register_error_handler(IdempotentReplay, handle_replay)
     api.spec.components.security_scheme(
@@ -166,23 +166,17 @@ def require_json_body() -> None:
     else:
         has_body = (request.content_length or 0) > 0
     if has_body and not is_json_type(environ.get("CONTENT_TYPE", "")):
-        raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
-
-
-def is_json_type(content_type: str) -> bool:
-    """``application/json`` or ``application/*+json``, parameters ignored (werkzeug's rule)."""
-    mimetype = content_type.partition(";")[0].strip().lower()
-    return mimetype == "application/json" or (
-        mimetype.startswith("application/") and mimetype.endswith("+json")
-    )
+        raise ApiError(Problem.UNSUPPORTED_MEDIA_TYPE, "Send the body as application/json.")
 
 
 def finish_response(response: Response) -> Response:
-    """The headers an answer takes from the request it answers: cache policy, Vary, CORS.
+    """The headers an answer takes from the request it answers: cache policy, rate limits,
+    Vary, CORS.
     One hook that reads the WSGI environ once: each hook and each proxied look-up is paid on
     every request."""
     environ = request.environ
     apply_policy(response, environ)
+    write_rate_limit_headers(response)
     path = environ.get("PATH_INFO", "")
     if path.startswith(GAMES_PREFIX):
         vary_by_token(response)
@@ -227,15 +221,30 @@ def redis_limits(settings: Settings) -> Limits:
     )
 
 
+def typed_components() -> dict[str, dict[str, Any]]:
+    """The document's schemas made from the engine's types (events, options, tiles)."""
+    from .gamelog.schemas import COMPONENTS as EVENT_COMPONENTS
+    from .games.schemas import COMPONENTS as GAME_COMPONENTS
+
+    return {**GAME_COMPONENTS, **EVENT_COMPONENTS}
+
+
 def register_blueprints(api: ProblemApi) -> None:
-    from .events.resources import blp as events_blp
+    from .gamelog.resources import blp as events_blp
     from .games.resources import blp as games_blp
     from .health.resources import blp as health_blp
+    from .lobby.resources import blp as lobby_blp
     from .moves.resources import blp as moves_blp
+    from .players.resources import blp as players_blp
     from .samples.resources import blp as samples_blp
     from .seats.resources import blp as seats_blp
+    from .transfers.resources import blp as transfers_blp
 
-    for blp in (games_blp, moves_blp, events_blp, seats_blp, samples_blp, health_blp):
+    blueprints = (
+        *(games_blp, moves_blp, events_blp, seats_blp, samples_blp),
+        *(players_blp, lobby_blp, transfers_blp),
+    )
+    for blp in (*blueprints, health_blp):
         api.register_blueprint(blp)
 
 

@@ -55,6 +55,25 @@ DEFAULTS: dict[str, Any] = {
     "MIN_TURN_SECONDS": 5,
     # Joins through invites per client address per minute. 0 turns it off.
     "RATE_LIMIT_JOIN_PER_MINUTE": 0,
+    # Open streams (SSE, NDJSON) one client address may hold across every instance; 0: no cap.
+    "STREAMS_PER_ADDRESS": 100,
+    # A stream ends after this long; clients resume from their last entry (Last-Event-ID).
+    "STREAM_MAX_SECONDS": 1800,
+    # A finished game's streams stay open this long after its last entry, for a rematch entry;
+    # 0 ends them with the game's last entry.
+    "REMATCH_SECONDS": 60,
+    # A rematch's person seat that its player has not claimed this long after the rematch was
+    # made becomes an open seat.
+    "REMATCH_CLAIM_SECONDS": 60,
+    # A seat is present while it has an open stream or made a request within this long.
+    "PRESENCE_SECONDS": 30,
+    # Webhook URLs may be http, or resolve to private or loopback addresses, only for these
+    # hosts (comma-separated names or addresses; e.g. a receiver in the same cluster).
+    "WEBHOOK_ALLOW_HOSTS": "",
+    # A failed delivery is retried after this long, then 6, 24, 60, 180 and 360 times as long
+    # (5 s, 30 s, 2 min, 5 min, 15 min, 30 min by default), until an hour after its first try.
+    "WEBHOOK_RETRY_MS": 5000,
+    "WEBHOOK_GIVE_UP_SECONDS": 3600,
 }
 MAY_BE_ZERO = {
     "RATE_LIMIT_PER_MINUTE",
@@ -62,6 +81,8 @@ MAY_BE_ZERO = {
     "RATE_LIMIT_JOIN_PER_MINUTE",
     "TRUSTED_PROXIES",
     "STORAGE_FULL_PERCENT",
+    "STREAMS_PER_ADDRESS",
+    "REMATCH_SECONDS",
 }
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -90,6 +111,14 @@ class Settings:
     redis_memory_sample_seconds: int
     min_turn_seconds: int
     rate_limit_join_per_minute: int
+    streams_per_address: int
+    stream_max_seconds: int
+    rematch_seconds: int
+    rematch_claim_seconds: int
+    presence_seconds: int
+    webhook_allow_hosts: str
+    webhook_retry_ms: int
+    webhook_give_up_seconds: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
 
     @property

@@ -7,8 +7,9 @@ import http
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from service.frameworks.smorest import apidoc, deepupdate, resolve_schema_instance
+
 from . import etag, idempotency
-from .smorest_adapter import apidoc, deepupdate, resolve_schema_instance
 
 F = TypeVar("F", bound=Callable[..., Any])
 

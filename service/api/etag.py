@@ -14,6 +14,7 @@ from typing import Any
 
 from flask import Response, request
 
+from .codes import Problem
 from .problems import ApiError
 
 # Policy (RFC 9110 section 13.1): If-Match compares strongly (a weak tag never matches, since
@@ -30,9 +31,7 @@ IF_MATCH_REQUIRED = False
 ETAG = "ETag"
 IF_MATCH = "If-Match"
 IF_NONE_MATCH = "If-None-Match"
-STALE_STATUS = 412
-STALE_CODE = "stale_version"
-MALFORMED_CODE = "malformed_precondition"
+STALE_CODE = Problem.STALE_VERSION
 
 # One entity tag of a list: optional W/ prefix, then a quoted opaque string.
 _ETAG_RE = re.compile(r'\s*(W/)?"([\x21\x23-\x7e]*)"\s*')
@@ -72,7 +71,9 @@ def parse_etags(header: str) -> list[tuple[bool, str]] | None:
     for part in header.split(","):
         m = _ETAG_RE.fullmatch(part)
         if not m:
-            raise ApiError(400, MALFORMED_CODE, 'Entity tags look like "12" (the game version).')
+            raise ApiError(
+                Problem.MALFORMED_PRECONDITION, 'Entity tags look like "12" (the game version).'
+            )
         tags.append((m.group(1) is not None, m.group(2)))
     return tags
 
@@ -135,8 +136,7 @@ def not_modified(version: int) -> Response | None:
 def stale(version: int) -> ApiError:
     """The 412 problem: the game is no longer at the version the client named."""
     return ApiError(
-        STALE_STATUS,
-        STALE_CODE,
+        Problem.STALE_VERSION,
         f"The game is at version {version}; reload it and try again.",
         headers={ETAG: format_etag(version)},
         extra={"version": version},

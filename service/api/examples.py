@@ -21,6 +21,7 @@ CREATE_RESPONSE: dict[str, Any] = {
         {"seat": 2, "name": "cy", "token": "<seat-2 token>"},
     ],
     "host_token": "<host token>",
+    "table_token": "<table token>",
     "rules": RULES,
 }
 

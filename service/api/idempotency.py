@@ -16,6 +16,7 @@ from flask import Response, request, url_for
 
 from service.store import IdempotentReplay
 
+from .codes import Problem
 from .problems import ApiError
 from .web import json_response
 
@@ -28,8 +29,9 @@ MIN_CREATE_KEY = 22
 
 # RFC 8941 sf-string: printable ASCII between quotes, with only \" and \\ escaped.
 _SF_STRING = re.compile(r'"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"')
-# RFC 8941 sf-token, accepted bare for clients that do not quote.
-_SF_TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~:/0-9A-Za-z]*")
+# A bare key, as most APIs take it (a UUID, base64, hex): visible ASCII without a quote. An
+# RFC 8941 token must start with a letter, which would refuse most UUIDs; a bare key need not.
+_BARE_KEY = re.compile(r"[\x21\x23-\x7e]+")
 
 PARAMETERS: dict[str, dict[str, Any]] = {
     "IdempotencyKey": {
@@ -37,7 +39,8 @@ PARAMETERS: dict[str, dict[str, Any]] = {
         "in": "header",
         "required": False,
         "description": (
-            'RFC 8941 string (`"f3a9c0"`; a bare token is accepted). A retry of the same '
+            "A bare key (`9b2f8c4e-3a71-...`: visible ASCII, no quote) or the same as an RFC 8941 "
+            'string (`"9b2f8c4e-3a71-..."`), the same key either way. A retry of the same '
             "request (same key, token, endpoint and body) returns the first response (kept "
             "24 h) and applies nothing; the same key on another request is judged afresh. "
             "The answer to `POST /games` holds every token and no token scopes its key: there "
@@ -50,7 +53,8 @@ PARAMETERS: dict[str, dict[str, Any]] = {
 
 
 def idempotency_key() -> str | None:
-    """``Idempotency-Key`` as an RFC 8941 sf-string (``"abc"``) or a bare token; else 400."""
+    """``Idempotency-Key`` as an RFC 8941 sf-string (``"abc"``) or bare (``abc``), the same key
+    either way; else 400."""
     raw = request.headers.get(HEADER)
     if raw is None:
         return None
@@ -58,15 +62,15 @@ def idempotency_key() -> str | None:
     m = _SF_STRING.fullmatch(raw)
     if m:
         key = m.group(1).replace('\\"', '"').replace("\\\\", "\\")
-    elif _SF_TOKEN.fullmatch(raw):
+    elif _BARE_KEY.fullmatch(raw):
         key = raw
     else:
         key = ""
     if not key or len(key) > MAX_IDEMPOTENCY_KEY:
         raise ApiError(
-            400,
-            "malformed_idempotency_key",
-            'Idempotency-Key must be a quoted string such as "f3a9c0" (1 to 255 characters).',
+            Problem.MALFORMED_IDEMPOTENCY_KEY,
+            "Idempotency-Key must be 1 to 255 visible ASCII characters, bare (f3a9c0) or as a "
+            'quoted string ("f3a9c0").',
         )
     return key
 
@@ -82,8 +86,7 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
         return None
     if len(key) < min_length:
         raise ApiError(
-            400,
-            "short_idempotency_key",
+            Problem.SHORT_IDEMPOTENCY_KEY,
             f"The Idempotency-Key of this request must have at least {min_length} characters "
             "(128 random bits, e.g. a UUID): anyone who guesses it with the same body gets the "
             "answer, which holds every token of the game.",

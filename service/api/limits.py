@@ -10,21 +10,69 @@ Two kinds, both fixed 60-second windows, both answered with ``429 rate_limited``
   ``limit_address(PerAddress.CREATE)``; a new kind is one enum member plus its setting.
 
 Every limit is 0 (off) unless set; the deploy files set them.
+
+Every answer to a request counted against a limit says where it stands (the IETF httpapi
+ratelimit-headers draft): ``RateLimit-Policy: "token";q=1200;w=60`` (the quota per window) and
+``RateLimit: "token";r=1150;t=42`` (what is left and the seconds until the window ends); a 429
+adds ``Retry-After`` and a ``ratelimit`` member to its problem body.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from flask import request
+from flask import Response, g, request
 
 from service.store import keys
 
+from .codes import Problem
 from .config import Settings, settings
 from .problems import ApiError
+from .problems import RateLimitPolicy as Policy
 from .store_access import store
 
 WINDOW_SECONDS = 60
+POLICY_HEADER, STATE_HEADER = "RateLimit-Policy", "RateLimit"
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Where the request stands under one limit: ``limit`` per ``window`` seconds (None: a cap
+    on what is open at once), ``remaining`` of it, ``reset`` seconds until the window ends."""
+
+    policy: Policy
+    limit: int
+    window: int | None
+    remaining: int
+    reset: int
+
+    def body(self) -> dict[str, Any]:
+        """The ``ratelimit`` member of a 429 problem."""
+        policy = {"name": self.policy.value, "quota": self.limit, "window": self.window}
+        return {"policy": policy, "retry_after": self.reset}
+
+
+def counted(policy: Policy, limit: int, count: int, reset: int) -> Quota:
+    """The quota after ``count`` requests in a window ending in ``reset`` seconds; 429 past it."""
+    quota = Quota(policy, limit, WINDOW_SECONDS, max(limit - count, 0), max(reset, 0))
+    g.ratelimits = [*g.get("ratelimits", ()), quota]
+    return quota
+
+
+def write_headers(response: Response) -> None:
+    """``RateLimit-Policy`` and ``RateLimit`` for each windowed limit the request was counted
+    against (the after-request hook calls it for every answer)."""
+    quotas = [quota for quota in g.get("ratelimits", ()) if quota.window is not None]
+    if not quotas:
+        return
+    response.headers[POLICY_HEADER] = ", ".join(
+        f'"{q.policy}";q={q.limit};w={q.window}' for q in quotas
+    )
+    response.headers[STATE_HEADER] = ", ".join(
+        f'"{q.policy}";r={q.remaining};t={q.reset}' for q in quotas
+    )
 
 
 class PerAddress(StrEnum):
@@ -32,6 +80,10 @@ class PerAddress(StrEnum):
 
     CREATE = "create"
     JOIN = "join"
+
+    @property
+    def policy(self) -> Policy:
+        return Policy(self.value)
 
     @property
     def setting(self) -> str:
@@ -42,8 +94,13 @@ class PerAddress(StrEnum):
         return int(getattr(values, self.setting.lower()))
 
 
-def rate_limited(detail: str, retry_after: int) -> ApiError:
-    return ApiError(429, "rate_limited", detail, headers={"Retry-After": str(retry_after)})
+def rate_limited(detail: str, quota: Quota) -> ApiError:
+    return ApiError(
+        Problem.RATE_LIMITED,
+        detail,
+        headers={"Retry-After": str(quota.reset)},
+        extra={"ratelimit": quota.body()},
+    )
 
 
 def limit_address(kind: PerAddress) -> None:
@@ -53,8 +110,10 @@ def limit_address(kind: PerAddress) -> None:
         return
     address = request.remote_addr or "unknown"
     count, reset = store().count_request(keys.address_rate_key(kind, address), WINDOW_SECONDS)
+    quota = counted(kind.policy, limit, count, reset)
     if count > limit:
-        raise rate_limited(f"More than {limit} {kind} requests a minute from this address.", reset)
+        detail = f"More than {limit} {kind} requests a minute from this address."
+        raise rate_limited(detail, quota)
 
 
 def describe(values: Settings) -> str:

@@ -12,45 +12,28 @@ from typing import Any
 
 import flask
 import flask_smorest
-import marshmallow as ma
 import orjson
 
-from .remembered import Remembered
-from .smorest_adapter import BodyParser
+from service.frameworks.smorest import BodyParser
 
-# Bodies of at most this size are remembered once valid, and at most this many of them.
-REMEMBERED_BODY_BYTES = 256
-REMEMBERED_BODIES = 2048
+from .codes import Problem
+from .problems import ApiError
 
 
-class PlainBodySchema(ma.Schema):
-    """A body schema whose result depends on the body's bytes alone and holds JSON values only.
-
-    Such a body, once valid, is answered from memory the next time the same bytes come: games
-    send the same few move bodies again and again, and validating one through webargs and
-    marshmallow cost about a tenth of a move request."""
+def json_body() -> Any:
+    """The request's JSON body, read with orjson (``{}`` when there is none): for views that
+    parse their body themselves, once (a move is parsed by the engine: ``Move.from_json``)."""
+    data = flask.request.get_data(cache=True)
+    if not data:
+        return {}
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise ApiError(Problem.MALFORMED_JSON, "The request body is not valid JSON.") from None
 
 
 class OrjsonParser(BodyParser):
-    """webargs' parser reading JSON with orjson, remembering valid :class:`PlainBodySchema`
-    bodies."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._valid: Remembered[tuple[int, bytes], bytes] = Remembered(REMEMBERED_BODIES)
-
-    def parse(self, argmap: Any, req: Any = None, *, location: str | None = None, **kw: Any) -> Any:
-        if location != "json" or not isinstance(argmap, PlainBodySchema) or kw.get("validate"):
-            return super().parse(argmap, req, location=location, **kw)
-        data = (req or flask.request).get_data(cache=True)
-        key = (id(argmap), data)  # body schemas are instances made once, at import
-        known = self._valid.get(key)
-        if known is not None:
-            return orjson.loads(known)  # fresh objects: a view may change what it is given
-        parsed = super().parse(argmap, req, location=location, **kw)
-        if len(data) <= REMEMBERED_BODY_BYTES:
-            self._valid.put(key, orjson.dumps(parsed))
-        return parsed
+    """webargs' parser reading JSON with orjson."""
 
     def decode_json(self, data: bytes, req: flask.Request) -> Any:
         try:

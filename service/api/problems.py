@@ -9,6 +9,7 @@ from __future__ import annotations
 import http
 import logging
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 import marshmallow as ma
@@ -17,51 +18,46 @@ import redis
 from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
-from service.rules.errors import (
-    CorruptState,
-    IllegalMove,
-    InvalidMove,
-    InvalidPosition,
-    InvalidRules,
-    RulesError,
-)
+from service.frameworks.flask_app import ApiResponse
+from service.frameworks.smorest import HookedApi, prepare_response
+from service.rules.errors import InvalidMove, RulesError
 
-from .response import ApiResponse
-from .smorest_adapter import HookedApi, prepare_response
+from .codes import BY_STATUS, Problem
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_BASE = "urn:mexican-train:problem:"
 
 log = logging.getLogger(__name__)
 STORAGE_FULL_RETRY_AFTER = "5"
+VALIDATION_DETAIL = "The request is well-formed but some values are invalid; see errors."
 
-# The code of a problem raised by Flask/werkzeug itself, by status.
-HTTP_CODES: dict[int, str] = {
-    400: "malformed_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    409: "conflict",
-    412: "stale_version",
-    413: "body_too_large",
-    415: "unsupported_media_type",
-    422: "validation_failed",
-    428: "precondition_required",
-    429: "rate_limited",
-    500: "internal_error",
-    503: "unavailable",
-}
 
-# Engine error class -> status (service/rules/errors.py explains the split).
-RULES_STATUS: tuple[tuple[type[RulesError], int], ...] = (
-    (InvalidRules, 422),
-    (InvalidPosition, 422),
-    (InvalidMove, 422),
-    (IllegalMove, 409),
-    (CorruptState, 500),
-)
+class RateLimitPolicy(StrEnum):
+    """The name of each limit, in the RateLimit headers and a 429's ``ratelimit.policy``."""
+
+    TOKEN = "token"  # requests per token per game
+    CREATE = "create"  # game creations per address
+    JOIN = "join"  # joins per address
+    STREAMS = "streams"  # open streams per address (a cap at any moment, no window)
+
+
+class RatePolicySchema(ma.Schema):
+    name = ma.fields.String(
+        required=True, validate=ma.validate.OneOf([policy.value for policy in RateLimitPolicy])
+    )
+    quota = ma.fields.Integer(required=True, metadata={"description": "requests per window"})
+    window = ma.fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "seconds; null for a cap on what is open at once (streams)"},
+    )
+
+
+class RateLimitSchema(ma.Schema):
+    policy = ma.fields.Nested(RatePolicySchema, required=True)
+    retry_after = ma.fields.Integer(
+        required=True, metadata={"description": "seconds to wait, as in Retry-After"}
+    )
 
 
 class ProblemSchema(ma.Schema):
@@ -84,6 +80,9 @@ class ProblemSchema(ma.Schema):
     version = ma.fields.Integer(
         metadata={"description": "The game's current version (409/412 version problems)"}
     )
+    ratelimit = ma.fields.Nested(
+        RateLimitSchema, metadata={"description": "429 from the service: the limit passed"}
+    )
 
 
 class ApiError(Exception):
@@ -91,8 +90,7 @@ class ApiError(Exception):
 
     def __init__(
         self,
-        status: int,
-        code: str,
+        kind: Problem,
         detail: str,
         *,
         errors: Mapping[str, Any] | None = None,
@@ -100,8 +98,7 @@ class ApiError(Exception):
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail)
-        self.status = status
-        self.code = code
+        self.kind = kind
         self.detail = detail
         self.errors = errors
         self.headers = dict(headers or {})
@@ -109,8 +106,7 @@ class ApiError(Exception):
 
 
 def problem(
-    status: int,
-    code: str,
+    kind: Problem,
     detail: str,
     *,
     errors: Mapping[str, Any] | None = None,
@@ -118,11 +114,11 @@ def problem(
     extra: Mapping[str, Any] | None = None,
 ) -> Response:
     body: dict[str, Any] = {
-        "type": TYPE_BASE + code,
-        "title": http.HTTPStatus(status).phrase,
-        "status": status,
+        "type": TYPE_BASE + kind,
+        "title": kind.phrase,
+        "status": kind.status,
         "detail": detail,
-        "code": code,
+        "code": kind.value,
     }
     if errors:
         body["errors"] = errors
@@ -130,31 +126,32 @@ def problem(
         body.update(extra)
     # Validation messages may be keyed by list index (an int): OPT_NON_STR_KEYS keeps them.
     data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
-    resp = ApiResponse(data, status=status, mimetype=PROBLEM_MIMETYPE)
+    resp = ApiResponse(data, status=kind.status, mimetype=PROBLEM_MIMETYPE)
     for name, value in (headers or {}).items():
         resp.headers[name] = value
     return resp
 
 
 def handle_api_error(err: ApiError) -> Response:
-    return problem(
-        err.status, err.code, err.detail, errors=err.errors, headers=err.headers, extra=err.extra
-    )
+    return problem(err.kind, err.detail, errors=err.errors, headers=err.headers, extra=err.extra)
 
 
 def handle_rules_error(err: RulesError) -> Response:
-    status = next((s for cls, s in RULES_STATUS if isinstance(err, cls)), 500)
-    if status >= 500:
+    """The engine's code is the problem's (``Problem`` holds each with its status); a move
+    field of the wrong shape is a validation failure of that field, as a schema's would be."""
+    if isinstance(err, InvalidMove) and err.field is not None:
+        return problem(Problem.VALIDATION_FAILED, VALIDATION_DETAIL, errors={err.field: [str(err)]})
+    kind = Problem[err.code.name]
+    if kind.status >= 500:
         log.error("engine fault: %s (%s)", err, err.code)
-        return problem(500, err.code, "The stored game could not be read.")
-    return problem(status, err.code, err.message or err.code)
+        return problem(kind, "The stored game could not be read.")
+    return problem(kind, err.message or err.code)
 
 
 def storage_full() -> ApiError:
     """Redis is at its memory limit: nothing was written; retrying later may succeed."""
     return ApiError(
-        503,
-        "storage_full",
+        Problem.STORAGE_FULL,
         "Game storage is full; try again later.",
         headers={"Retry-After": STORAGE_FULL_RETRY_AFTER},
     )
@@ -174,8 +171,7 @@ def handle_redis_error(err: redis.RedisError) -> Response:
         return handle_api_error(storage_full())
     log.error("redis error: %s", err)
     return problem(
-        503,
-        "storage_unavailable",
+        Problem.STORAGE_UNAVAILABLE,
         "Game storage is unavailable; try again shortly.",
         headers={"Retry-After": "1"},
     )
@@ -186,27 +182,27 @@ def handle_unexpected(err: Exception) -> Response:
     if isinstance(err, HTTPException):  # pragma: no cover - routed to the HTTP handler first
         return handle_http(err)
     log.exception("unhandled error")
-    return problem(500, "internal_error", "An unexpected error occurred on the server.")
+    return problem(Problem.INTERNAL_ERROR, "An unexpected error occurred on the server.")
 
 
 def handle_http(err: HTTPException) -> Response:
     status = err.code or 500
-    code = HTTP_CODES.get(status, http.HTTPStatus(status).phrase.lower().replace(" ", "_"))
+    kind = BY_STATUS.get(status, Problem.INTERNAL_ERROR if status >= 500 else Problem.NOT_FOUND)
     data = getattr(err, "data", None) or {}
     errors = data.get("errors") or data.get("messages")
     detail = err.description or http.HTTPStatus(status).description
     headers = dict(data.get("headers") or {})
     if status == 400 and errors and "json" in errors and errors["json"] == ["Invalid JSON body."]:
-        code, detail, errors = "malformed_json", "The request body is not valid JSON.", None
+        kind, detail, errors = Problem.MALFORMED_JSON, "The request body is not valid JSON.", None
     elif status == 422:
-        detail = "The request is well-formed but some values are invalid; see errors."
+        detail = VALIDATION_DETAIL
         # webargs nests messages under the location ("json", "query"); keep them flat.
         if isinstance(errors, dict) and len(errors) == 1 and set(errors) <= {"json", "query"}:
             errors = next(iter(errors.values()))
     elif status == 405:
         allowed = err.get_headers()
         headers.update({k: v for k, v in allowed if k == "Allow"})
-    return problem(status, code, detail, errors=errors, headers=headers)
+    return problem(kind, detail, errors=errors, headers=headers)
 
 
 class ProblemApi(HookedApi):
@@ -220,9 +216,6 @@ class ProblemApi(HookedApi):
         app.register_error_handler(RulesError, handle_rules_error)
         app.register_error_handler(redis.RedisError, handle_redis_error)
         app.register_error_handler(Exception, handle_unexpected)
-
-    def handle_http_exception(self, error: HTTPException) -> Response:
-        return handle_http(error)
 
     def register_responses(self) -> None:
         """Document the shared error responses as ``application/problem+json``."""

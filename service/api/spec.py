@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import sys
 
+from service.frameworks.smorest import api_of
+
 from .app import create_app, spec_json
-from .smorest_adapter import api_of
 
 
 def main() -> None:

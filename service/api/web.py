@@ -7,14 +7,21 @@ from typing import Any
 import orjson
 from flask import Response, request
 
+from service.frameworks.flask_app import ApiResponse
+
 from .caching import TOKEN_QUERY
+from .codes import Problem
 from .etag import set_etag
 from .problems import ApiError
-from .response import ApiResponse
 
 JSON_MIMETYPE = "application/json"
 MAX_TOKEN_LENGTH = 512
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Bearer realm="mexican-train"'}
+
+
+def missing_token(detail: str) -> ApiError:
+    """401 for a request that needs a bearer token and sent none (with its challenge)."""
+    return ApiError(Problem.MISSING_TOKEN, detail, headers=UNAUTHORIZED_HEADERS)
 
 
 def json_response(
@@ -51,8 +58,7 @@ def bearer_token(*, query: bool = False) -> str | None:
 def _checked(token: str) -> str:
     if not token or len(token) > MAX_TOKEN_LENGTH:
         raise ApiError(
-            401,
-            "invalid_token",
+            Problem.INVALID_TOKEN,
             "Send the token as 'Authorization: Bearer <token>'.",
             headers=UNAUTHORIZED_HEADERS,
         )

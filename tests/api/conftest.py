@@ -10,8 +10,8 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
+from devstack.redis_server import RedisServer
 from service.api.app import create_app
-from service.launch.redis_server import RedisServer
 
 
 @pytest.fixture()

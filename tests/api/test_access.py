@@ -157,7 +157,14 @@ def test_browser_front_ends_on_other_origins(client: FlaskClient) -> None:
     r = client.post("/api/v1/games", json={"players": ["ann", "bo"]}, headers=origin)
     assert r.status_code == 201 and r.headers["Access-Control-Allow-Origin"] == "*"
     exposed = r.headers["Access-Control-Expose-Headers"].lower()
-    for name in ("etag", "location", "retry-after", "idempotent-replayed"):
+    for name in (
+        "etag",
+        "location",
+        "retry-after",
+        "ratelimit-policy",
+        "ratelimit",
+        "idempotent-replayed",
+    ):
         assert name in exposed
     r = client.get("/api/v1/games/abcdefgh1234", headers=origin)  # problems too
     assert r.status_code == 404 and r.headers["Access-Control-Allow-Origin"] == "*"

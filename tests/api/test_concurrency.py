@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from service.launch.redis_server import RedisServer
-from tests.servers import start_gunicorn
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from devstack.redis_server import RedisServer
 from service.api.config import DEFAULTS, SETTINGS_KEY, load_settings, parse_bool
-from service.launch.redis_server import RedisServer
 
 
 @pytest.mark.parametrize("word", ["1", "true", "TRUE", " yes ", "on", True, 1])

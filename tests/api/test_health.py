@@ -7,9 +7,9 @@ import logging
 import pytest
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer, free_port
 from service.api.app import create_app
-from service.launch.redis_server import RedisServer, free_port
-from tests.servers import start_gunicorn
 
 
 def test_healthz_and_readyz(live_server: str) -> None:

@@ -8,9 +8,9 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from service import rules
-from service.api.gameplay import Decoded
 from service.api.moves.schemas import MoveSchema, PlaySchema
 from service.api.parsing import OrjsonParser
+from service.api.records import Decoded
 
 PLAY = b'{"tile": [5, 3], "train": "mexican"}'
 

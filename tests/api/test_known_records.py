@@ -9,7 +9,7 @@ import redis
 from flask.testing import FlaskClient
 
 from service.api.etag import STALE_CODE
-from service.api.gameplay import KNOWN
+from service.api.records import KNOWN
 from service.store import Change, GameRecord, GameStore
 from service.store import keys as K
 

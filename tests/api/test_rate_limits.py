@@ -3,14 +3,16 @@ follow the real address behind a trusted proxy, and answer 429 problems with Ret
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import redis
 from flask import Flask
 
+from devstack.redis_server import RedisServer
 from service.api.app import create_app
 from service.api.config import load_settings
 from service.api.limits import describe
-from service.launch.redis_server import RedisServer
 from service.store import keys as K
 
 CREATE = "/api/v1/games"
@@ -84,3 +86,39 @@ def test_the_start_line_says_which_limits_are_on(monkeypatch: pytest.MonkeyPatch
     assert describe(load_settings()).startswith("rate limits: off (set RATE_LIMIT_PER_MINUTE")
     on = load_settings({"RATE_LIMIT_PER_MINUTE": 1200, "RATE_LIMIT_CREATE_PER_MINUTE": 60})
     assert describe(on) == ("rate limits: 1200/min per token per game, 60/min create per address")
+
+
+def test_create_and_join_answers_say_where_their_limit_stands(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    """Every counted answer carries RateLimit-Policy and RateLimit; the 429 adds Retry-After
+    and the policy in its problem body."""
+    client = limited_app(redis_server, RATE_LIMIT_JOIN_PER_MINUTE=1).test_client()
+    address = from_address("198.51.100.20")
+    answers = [client.post(CREATE, json=BODY, **address) for _ in range(4)]
+    assert [r.status_code for r in answers] == [201, 201, 201, 429]
+    for left, r in zip([2, 1, 0, 0], answers, strict=True):
+        assert r.headers["RateLimit-Policy"] == '"create";q=3;w=60'
+        remaining, reset = re.fullmatch(
+            r'"create";r=(\d+);t=(\d+)', r.headers["RateLimit"]
+        ).groups()  # type: ignore[union-attr]
+        assert int(remaining) == left and 0 < int(reset) <= 60
+    refused = answers[-1]
+    assert refused.json["ratelimit"] == {  # type: ignore[index]
+        "policy": {"name": "create", "quota": 3, "window": 60},
+        "retry_after": int(refused.headers["Retry-After"]),
+    }
+    game = (
+        create_app({"REDIS_URL": redis_server.url})
+        .test_client()
+        .post(CREATE, json={"players": ["ann", {"open": True}, {"open": True}]})
+        .json
+    )
+    invites = [seat["invite"] for seat in game["seats"][1:]]  # type: ignore[index]
+    join = f"{CREATE}/{game['game_id']}/join"  # type: ignore[index]
+    joined = client.post(join, json={"invite": invites[0], "name": "bo"}, **address)
+    assert joined.status_code == 201 and joined.headers["RateLimit-Policy"] == '"join";q=1;w=60'
+    again = client.post(join, json={"invite": invites[1], "name": "cy"}, **address)
+    assert again.status_code == 429
+    assert again.json["ratelimit"]["policy"]["name"] == "join"  # type: ignore[index]
+    assert client.get(CREATE + "/" + game["game_id"]).headers.get("RateLimit") is None  # type: ignore[index]

@@ -7,8 +7,16 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from service.rules import import_position, score_view
-from service.rules.sampling import seat_view
+from service.rules import (
+    Action,
+    Chronicle,
+    ClueKind,
+    apply,
+    import_position,
+    legal_moves,
+    score_view,
+)
+from service.rules.observer import seat_view
 from tests.api.conftest import Game, bearer, dealt_game
 
 
@@ -89,3 +97,40 @@ def test_roles_and_unknown_games(client: FlaskClient) -> None:
     assert r.status_code == 404 and r.json["code"] == "game_not_found"
     ok = samples(game, game.seats[2], "?n=100&seed=1")
     assert ok.status_code == 200 and len(ok.json["samples"]) == 100
+
+
+def test_samples_keep_what_the_moves_revealed(client: FlaskClient) -> None:
+    """A seat that drew had no play then: no sample hands it a tile it could have played
+    and still holds, unless it drew since."""
+    game = dealt_game(client, seed=21)
+    chronicle = play_until_draws(game, draws=4)
+    seat = 0
+    clues = chronicle.seen_by(seat, 1)
+    assert any(c.kind == ClueKind.LACKS and c.seat != seat for c in clues)
+    docs = samples(game, game.seats[seat], "?n=30&seed=5").json["samples"]
+    for doc in docs:
+        for at, clue in enumerate(clues):
+            if clue.kind != ClueKind.LACKS or clue.seat == seat:
+                continue
+            hand = [tuple(t) for t in doc["hands"][clue.seat]]
+            held = [t for t in hand if set(t) & clue.pips]
+            drawn = sum(c.kind == ClueKind.DREW and c.seat == clue.seat for c in clues[at:])
+            assert len(held) <= drawn, (clue, hand)
+
+
+def play_until_draws(game: Game, draws: int) -> Chronicle:
+    """Play the first legal move of each seat (through the API) until ``draws`` draws."""
+    chronicle = Chronicle()
+    position = game.client.get(game.url + "/position", headers=bearer(game.host)).json
+    state = import_position(position)
+    seen = 0
+    while seen < draws:
+        seat = state.turn
+        assert seat is not None, "the round ended first"
+        move = legal_moves(state, seat)[0]
+        chronicle.note(state, seat, move)
+        seen += move.action == Action.DRAW
+        r = game.move(seat, move.to_json())
+        assert r.status_code == 200, r.json
+        apply(state, seat, move)
+    return chronicle

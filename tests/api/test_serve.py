@@ -1,4 +1,4 @@
-"""``make run`` (service.launch.serve): embedded Redis in DATA_DIR, gunicorn on PORT, clean stop."""
+"""``make run`` (devstack.serve): embedded Redis in DATA_DIR, gunicorn on PORT, clean stop."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import requests
 
-from service.launch.redis_server import free_port
-from service.launch.serve import bind_address
-from tests.servers import ROOT
+from devstack.gunicorn import ROOT
+from devstack.managed import answers, wait_until
+from devstack.redis_server import free_port
+from devstack.serve import bind_address
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -39,19 +39,17 @@ def test_serve_with_embedded_redis(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "service.launch.serve"], cwd=ROOT, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "devstack.serve"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if requests.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert proc.poll() is None, "serve exited early"
-            assert time.monotonic() < deadline, "serve did not become ready"
-            time.sleep(0.2)
+        wait_until(
+            lambda: answers(base + "/readyz", status=200),
+            alive=lambda: proc.poll() is None,
+            timeout=30,
+            interval=0.2,
+            what="make run",
+            exited=lambda: f"code {proc.returncode}",
+        )
         # Without HOST, only this machine can connect.
         assert listening_addresses(port) == {"127.0.0.1"}
         r = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)

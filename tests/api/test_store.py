@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from queue import Queue
+
 import pytest
 import redis
-from redis.client import PubSub
 
 from service.rules import Role
 from service.store import (
@@ -16,7 +17,6 @@ from service.store import (
     VersionConflict,
 )
 from service.store import keys as K
-from service.store.scripts import WAKEUP_CHANNEL
 from service.store.tokens import hash_token, new_token
 from service.store.wakeup import Wakeup, parse_wakeup
 
@@ -100,35 +100,29 @@ def test_log_records_are_appended_with_the_state_and_read_from_an_index(gs: Game
     assert gs.log_records("missinggame1") == []
 
 
-def listening(pubsub: PubSub, client: redis.Redis) -> None:
-    """Return once ``pubsub`` hears a message published after it subscribed."""
-    for _ in range(50):
-        client.publish(WAKEUP_CHANNEL, b"marker")
-        message = pubsub.get_message(timeout=0.1)
-        while message is not None and message["data"] != b"marker":
-            message = pubsub.get_message(timeout=0.1)
-        if message is not None:
-            while pubsub.get_message(timeout=0.05) is not None:
-                pass  # markers published before the first one arrived
-            return
-    raise AssertionError("the subscription never heard its marker")
-
-
-def test_every_change_publishes_its_records_as_a_wake_up(
-    gs: GameStore, redis_client: redis.Redis
-) -> None:
+def test_every_change_publishes_its_records_as_a_wake_up(gs: GameStore) -> None:
+    """On the game's own sharded channel, whose subscription is confirmed before the change."""
     gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
-    pubsub = gs.subscribe(WAKEUP_CHANNEL)
+    heard: Queue[bytes] = Queue()
+    standing: Queue[list[str]] = Queue()
+    wakeups = gs.wakeups(heard.put, standing.put)
+    wakeups.follow(gid)
     try:
-        listening(pubsub, redis_client)
+        assert standing.get(timeout=10) == [gid]
         # Records are binary: spaces, colons and digits inside must survive.
         assert gs.save(gid, 1, Change(b"s2", [b"a b", b"12:x:", b""])) == 4
-        heard = [pubsub.get_message(timeout=2) for _ in range(2)]
+        assert parse_wakeup(heard.get(timeout=5)) == Wakeup(gid, 4, [b"a b", b"12:x:", b""])
+        wakeups.unfollow(gid)
+        other = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
+        wakeups.follow(other)
+        assert standing.get(timeout=10) == [other]
+        gs.save(gid, 4, Change(b"s3", [b"unheard"]))  # no longer followed
+        gs.save(other, 1, Change(b"s2", [b"heard"]))
+        assert parse_wakeup(heard.get(timeout=5)) == Wakeup(other, 2, [b"heard"])
+        assert heard.empty()
     finally:
-        pubsub.close()
-    assert [parse_wakeup(m["data"]) for m in heard if m] == [
-        Wakeup(gid, 4, [b"a b", b"12:x:", b""]),
-    ]
+        wakeups.unfollow(other)
+        wakeups.repair()  # stops the idle listener
     assert Wakeup(gid, 4, [b"a b", b"12:x:", b""]).first == 2
 
 

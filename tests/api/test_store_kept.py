@@ -50,9 +50,18 @@ def test_sealed_data_opens_only_with_its_key_and_unaltered() -> None:
 
 
 def test_kept_response_round_trip_and_unknown_format() -> None:
-    assert KeptResponse.decode(FIRST.encode()) == FIRST
+    assert KeptResponse.decode(FIRST.encode("k"), "k") == FIRST
     with pytest.raises(ValueError, match="unknown kept-response format"):
-        KeptResponse.decode(b"2019" + FIRST.encode()[4:])
+        KeptResponse.decode(b"2019" + FIRST.encode("k")[4:], "k")
+
+
+def test_a_secret_kept_response_is_sealed_under_its_key() -> None:
+    secret = KeptResponse(201, FIRST.body, secret=True)
+    raw = secret.encode("token\nkey")
+    assert b"secret-host" not in raw and raw[:4] == b"2012"
+    assert KeptResponse.decode(raw, "token\nkey") == secret
+    with pytest.raises(ValueError, match="does not open"):
+        KeptResponse.decode(raw, "token\nother key")
 
 
 def test_create_gives_up_when_every_drawn_id_is_taken(

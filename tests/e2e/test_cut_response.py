@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from service.client import Client, RetryPolicy
+from mexican_train_client import Client, RetryPolicy
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +53,7 @@ def cutting_server() -> Iterator[tuple[str, list[str | None]]]:
         server.server_close()
 
 
+@pytest.mark.stand_in_server
 def test_cut_response_is_retried_with_the_same_key(
     cutting_server: tuple[str, list[str | None]],
 ) -> None:

@@ -4,6 +4,7 @@ nginx's limit_req per address, the app's per-address create limit on the real cl
 
 from __future__ import annotations
 
+import re
 import socket
 from collections import Counter
 from collections.abc import Iterator
@@ -13,12 +14,13 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from tests.e2e.conftest import Stack, build_stack
+from devstack.stack import Stack, build_stack
 from tests.e2e.nginx import ensure_nginx
 
 pytestmark = pytest.mark.e2e
 
 APP_CREATE_LIMIT = 5
+APP_TOKEN_LIMIT = 4
 CREATE = "/api/v1/games"
 BODY = {"players": ["ann", "bo"]}
 
@@ -26,7 +28,10 @@ BODY = {"players": ["ann", "bo"]}
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     ensure_nginx()
-    env = {"RATE_LIMIT_CREATE_PER_MINUTE": str(APP_CREATE_LIMIT)}
+    env = {
+        "RATE_LIMIT_CREATE_PER_MINUTE": str(APP_CREATE_LIMIT),
+        "RATE_LIMIT_PER_MINUTE": str(APP_TOKEN_LIMIT),
+    }
     with build_stack(tmp_path_factory.mktemp("limits"), env) as built:
         yield built
 
@@ -85,6 +90,42 @@ def test_app_counts_the_real_client_address_behind_nginx(limited: Stack) -> None
                 for _ in range(APP_CREATE_LIMIT + 1)
             ]
         assert statuses == [201] * APP_CREATE_LIMIT + [429], (source, statuses)
+
+
+def quota_left(r: requests.Response, policy: str, limit: int) -> tuple[int, int]:
+    """``RateLimit-Policy`` and ``RateLimit`` of one policy (the IETF draft's syntax): what is
+    left of the quota and the seconds until the window ends."""
+    assert r.headers["RateLimit-Policy"] == f'"{policy}";q={limit};w=60', r.headers
+    found = re.fullmatch(rf'"{policy}";r=(\d+);t=(\d+)', r.headers["RateLimit"])
+    assert found, r.headers["RateLimit"]
+    return int(found[1]), int(found[2])
+
+
+def test_answers_under_a_limit_say_where_it_stands(limited: Stack) -> None:
+    """Through nginx, to both instances: a seat's requests count against its token's quota on
+    the game, each answer says what is left, and the one past it is a 429 with Retry-After and
+    the policy in its body; the create answer tells its own (per address) quota."""
+    with session_from("127.0.0.6") as s:
+        created = s.post(limited.url + CREATE, json=BODY, timeout=10)
+        assert created.status_code == 201
+        assert quota_left(created, "create", APP_CREATE_LIMIT)[0] == APP_CREATE_LIMIT - 1
+        token = created.json()["seats"][0]["token"]
+        url = f"{limited.url}{CREATE}/{created.json()['game_id']}"
+        views = [
+            s.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            for _ in range(APP_TOKEN_LIMIT + 1)
+        ]
+    assert [r.status_code for r in views] == [200] * APP_TOKEN_LIMIT + [429]
+    left = [quota_left(r, "token", APP_TOKEN_LIMIT) for r in views]
+    assert [remaining for remaining, _ in left] == [3, 2, 1, 0, 0]
+    assert all(0 < reset <= 60 for _, reset in left)
+    refused = assert_problem(views[-1], 429, "rate_limited")
+    retry_after = int(views[-1].headers["Retry-After"])
+    assert refused["ratelimit"] == {
+        "policy": {"name": "token", "quota": APP_TOKEN_LIMIT, "window": 60},
+        "retry_after": retry_after,
+    }
+    assert 0 < retry_after <= left[-1][1] + 1
 
 
 def test_nginx_limits_all_requests_per_address(limited: Stack) -> None:

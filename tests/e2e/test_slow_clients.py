@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
+from devstack.gunicorn import start_gunicorn
 from tests.e2e.conftest import Stack
-from tests.servers import start_gunicorn
 
 pytestmark = pytest.mark.e2e
 

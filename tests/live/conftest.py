@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.launch.redis_server import RedisServer
-from tests.servers import start_gunicorn
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 
 LIVE_ENV = {
     "MIN_TURN_SECONDS": "1",

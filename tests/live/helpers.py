@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +12,22 @@ import orjson
 import requests
 
 TIMEOUT = 30
+RETRIES_503 = 4  # a Redis slow to answer on a loaded machine: a 503, and the client retries
+
+
+def send(method: str, url: str, **kwargs: Any) -> requests.Response:
+    """A request as a well-behaved client sends it: a POST with an Idempotency-Key, sent again
+    with the same key after a 503's Retry-After (the key makes the retry safe)."""
+    if method == "POST":
+        headers = {"Idempotency-Key": f'"{uuid.uuid4()}"', **kwargs.pop("headers", {})}
+        kwargs["headers"] = headers
+    kwargs.setdefault("timeout", TIMEOUT)
+    for _ in range(RETRIES_503):
+        r = requests.request(method, url, **kwargs)
+        if r.status_code != 503 or "stream" in kwargs:
+            return r
+        time.sleep(float(r.headers.get("Retry-After", "1")))
+    return r
 
 
 def auth(token: str | None) -> dict[str, str]:
@@ -17,29 +35,41 @@ def auth(token: str | None) -> dict[str, str]:
 
 
 def create(base: str, **body: Any) -> dict[str, Any]:
-    r = requests.post(f"{base}/api/v1/games", json=body, timeout=TIMEOUT)
+    r = send("POST", f"{base}/api/v1/games", json=body)
     assert r.status_code == 201, r.text
     created: dict[str, Any] = r.json()
     return created
 
 
 def entries(base: str, gid: str, token: str | None = None, **params: Any) -> dict[str, Any]:
+    """The JSON page of ``params``; without a ``limit``, every page from ``after`` on joined
+    into one (a page holds at most 500 entries)."""
+    whole = "limit" not in params
     r = requests.get(
         f"{base}/api/v1/games/{gid}/events", params=params, headers=auth(token), timeout=90
     )
     assert r.status_code == 200, r.text
     page: dict[str, Any] = r.json()
+    while whole and page["more"]:
+        params = {**params, "after": page["entries"][-1]["version"], "wait": 0}
+        r = requests.get(
+            f"{base}/api/v1/games/{gid}/events", params=params, headers=auth(token), timeout=90
+        )
+        assert r.status_code == 200, r.text
+        following = r.json()
+        page = {**following, "entries": page["entries"] + following["entries"]}
     return page
 
 
 def play_turn(base: str, gid: str, token: str, rng: random.Random) -> dict[str, Any] | None:
     """One random legal move of the seat, or None when it is not its turn."""
-    r = requests.get(f"{base}/api/v1/games/{gid}/legal-moves", headers=auth(token), timeout=30)
+    r = send("GET", f"{base}/api/v1/games/{gid}/legal-moves", headers=auth(token))
     assert r.status_code == 200, r.text
     moves = r.json()["moves"]
     if not moves:
         return None
-    done = requests.post(
+    done = send(
+        "POST",
         f"{base}/api/v1/games/{gid}/moves",
         json=rng.choice(moves),
         headers=auth(token),
@@ -52,11 +82,15 @@ def play_turn(base: str, gid: str, token: str, rng: random.Random) -> dict[str, 
 
 def sse_entries(response: requests.Response) -> Iterator[dict[str, Any]]:
     """The entries of an SSE response, checking each message's id against its version."""
-    event_id = None
+    event_id, event = None, "entry"
     for raw in response.iter_lines():
         line = raw.decode()
         if line.startswith("id: "):
             event_id = int(line[4:])
+        elif line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "presence":
+            event = "entry"  # a presence change, not an entry
         elif line.startswith("data: "):
             entry: dict[str, Any] = orjson.loads(line[6:])
             assert entry["version"] == event_id
@@ -64,9 +98,12 @@ def sse_entries(response: requests.Response) -> Iterator[dict[str, Any]]:
 
 
 def ndjson_entries(response: requests.Response) -> Iterator[dict[str, Any]]:
+    """The entries of an NDJSON response (presence lines, which have a type, left out)."""
     for raw in response.iter_lines():
         if raw.strip():
-            yield orjson.loads(raw)
+            message: dict[str, Any] = orjson.loads(raw)
+            if "type" not in message:
+                yield message
 
 
 SSE = "text/event-stream"
@@ -96,7 +133,7 @@ class Game:
 
 
 def view(base: str, gid: str, token: str | None = None) -> dict[str, Any]:
-    r = requests.get(f"{base}/api/v1/games/{gid}", headers=auth(token), timeout=TIMEOUT)
+    r = send("GET", f"{base}/api/v1/games/{gid}", headers=auth(token))
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
     return body
@@ -113,9 +150,7 @@ def play_people(bases: list[str], game: Game, rng: random.Random) -> dict[str, A
             return current
         base = rng.choice(bases)
         if status in BETWEEN_ROUNDS:
-            r = requests.post(
-                f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host), timeout=TIMEOUT
-            )
+            r = send("POST", f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host))
             assert r.status_code == 200, r.text
             current = r.json()
             continue
@@ -129,9 +164,7 @@ def act_once(base: str, game: Game, rng: random.Random) -> None:
     """One action of whoever must act: the host deals between rounds, else the seat to move."""
     current = view(base, game.id)
     if current["status"] in BETWEEN_ROUNDS:
-        r = requests.post(
-            f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host), timeout=TIMEOUT
-        )
+        r = send("POST", f"{base}/api/v1/games/{game.id}/deal", headers=auth(game.host))
         assert r.status_code == 200, r.text
     elif current["status"] == "in_round":
         token = game.tokens[current["turn"]]
@@ -208,6 +241,32 @@ def redacted(entry: dict[str, Any], seat: int | None) -> dict[str, Any]:
         for event in entry["events"]
     ]
     return {**entry, "events": events}
+
+
+def turns_after(whole: list[dict[str, Any]]) -> list[int | None]:
+    """Whose turn follows each entry in a running round, told by the entries' events alone."""
+    turn: int | None = None
+    found = []
+    for entry in whole:
+        for event in entry["events"]:
+            if event["type"] == "round_started":
+                turn = event["starter"]
+            elif event["type"] == "turn_passed":
+                turn = event["seat"]
+            elif event["type"] in ("round_over", "game_over"):
+                turn = None
+        found.append(turn)
+    return found
+
+
+def check_seen(seen: list[dict[str, Any]], whole: list[dict[str, Any]], seat: int | None) -> None:
+    """``seen`` is ``whole`` as ``seat`` may see it: other seats' drawn tiles hidden, and the
+    seat's legal moves (checked against the engine in test_turn_moves) on the entries after
+    which the turn is its, and on no other."""
+    plain = [{k: v for k, v in entry.items() if k != "legal_moves"} for entry in seen]
+    assert plain == [redacted(entry, seat) for entry in whole]
+    carried = ["legal_moves" in entry for entry in seen]
+    assert carried == [seat is not None and turn == seat for turn in turns_after(whole)]
 
 
 MOVES = ("play", "draw", "mark", "end_turn")

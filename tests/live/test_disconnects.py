@@ -13,10 +13,10 @@ import psutil
 import pytest
 import redis
 
-from service.launch.redis_server import RedisServer
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import Game, auth, create
-from tests.servers import start_gunicorn
 
 DISCONNECTS = 1000
 #: The server notices a reader gone at its next write: a keep-alive at most 10 s later.

@@ -1,7 +1,8 @@
-"""A stream of a finished game ends once the reader has every entry, however it resumes: with
-``Last-Event-ID`` (or ``after``) at the last entry it ends at once instead of sending
-keep-alives until the reader gives up (which held a connection for nothing, and a reconnecting
-reader kept coming back until the game expired)."""
+"""A stream of a finished game ends once the reader has every entry, however it resumes: a
+reader behind gets what it lacks and the stream closes; a reader that holds the last entry
+(``Last-Event-ID`` or ``after`` at or past it) gets ``204 No Content``, the answer that tells a
+browser's EventSource to stop reconnecting (a 200 with no entry made it come back every second
+until the game expired). An unknown game stays 404."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 
 import pytest
 import requests
+from mexican_train_client import Client, Media
 
 from tests.live.helpers import NDJSON, SSE, Game, create, play_people
 
@@ -35,7 +37,7 @@ def test_resuming_at_the_last_entry_of_a_finished_game_ends_the_stream(
     game = Game(create(live, players=["a", "b"], options={"rounds": 1}))
     final = play_people([live], game, random.Random(7))["version"]
     url = f"{live}/api/v1/games/{game.id}/events"
-    for resume in (final - 1, final, final + 3):
+    for resume in (final - 2, final - 1, final, final + 3):
         headers = {"Accept": media}
         if media == SSE:
             headers["Last-Event-ID"] = str(resume)
@@ -43,8 +45,26 @@ def test_resuming_at_the_last_entry_of_a_finished_game_ends_the_stream(
         with requests.get(
             url, headers=headers, params=params, stream=True, timeout=(5, 15)
         ) as response:
-            assert response.status_code == 200, response.text
             body, ended = read_until_end(response)
+        if resume >= final:
+            assert (response.status_code, body) == (204, b""), (media, resume, body)
+            continue
+        assert response.status_code == 200, body
         assert ended, (media, resume, body)
         entries = body.count(b"event: entry") if media == SSE else len(body.split())
-        assert entries == max(final - resume, 0), (media, resume, body)
+        assert entries == final - resume, (media, resume, body)
+    gone = requests.get(
+        f"{live}/api/v1/games/nosuchgame00/events", headers={"Accept": media}, timeout=10
+    )
+    assert gone.status_code == 404
+
+
+@pytest.mark.parametrize("media", [Media.SSE, Media.NDJSON])
+def test_the_python_client_stops_at_the_204(live: str, media: Media) -> None:
+    """Resuming at a finished game's last entry, the client's ``events`` ends after one request
+    (before the 204 it reconnected until its retries ran out and raised)."""
+    game = Game(create(live, players=["a", "b"], options={"rounds": 1}))
+    final = play_people([live], game, random.Random(8))["version"]
+    with Client(live) as client:
+        assert list(client.events(game.id, after=final, media=media)) == []
+        assert client.requests == 1

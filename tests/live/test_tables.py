@@ -167,6 +167,9 @@ def test_bots_lists_the_levels_with_their_measured_strength(live: str) -> None:
     for level in levels:
         assert level["description"]
         assert level["strength"] is None or 0 <= level["strength"] <= 1
+        if level["strength"] is not None:
+            low, high = level["strength_interval"]
+            assert 0 <= low <= level["strength"] <= high <= 1
 
 
 def test_an_overdue_turn_is_played_once_for_watchers_on_two_instances(

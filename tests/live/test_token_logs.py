@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.launch.redis_server import RedisServer
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import NDJSON, SSE, TIMEOUT, Game, auth, create
-from tests.servers import start_gunicorn
 
 
 @pytest.mark.parametrize("pool", ["api", "streams"])

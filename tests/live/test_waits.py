@@ -75,7 +75,7 @@ def test_a_long_poll_with_nothing_new_answers_empty_when_its_wait_ends(live: str
     started = time.monotonic()
     page = entries(live, game.id, game.tokens[0], after=version, wait=1.5)
     waited = time.monotonic() - started
-    assert page == {"game_id": game.id, "version": version, "entries": []}
+    assert page == {"game_id": game.id, "version": version, "entries": [], "more": False}
     assert 1.5 <= waited < 10
 
 

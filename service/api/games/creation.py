@@ -4,39 +4,26 @@ bot moves)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from flask import request
 
 from service import rules
+from service.rules import Preset
 from service.rules.log import TICK_MS, By, Kind, Record
-from service.store import NO_TOKEN
-from service.store.tokens import hash_token, invite_digest, new_invite, new_token
-from service.table import Applied, Seat, SeatKind, Table, advance
+from service.seating import Listing, Seat, SeatKind, Table
+from service.store.players import Player
+from service.store.tokens import invite_digest, new_invite, new_token
 
+from ..codes import Problem
 from ..config import settings
-from ..gameplay import now_ms
 from ..problems import ApiError
+from ..store_access import store
+from ..transaction import NewGame, now_ms, server_moves
 
 # The engine wants a name for every seat; an open seat shows this until someone joins.
 OPEN_SEAT_NAME = "open seat {}"
-
-
-@dataclass
-class NewGame:
-    """A game about to be stored: what to keep, and what the creator is told once."""
-
-    state: rules.GameState
-    table: Table
-    applied: list[Applied]
-    tokens: list[str | None]
-    invites: list[str | None]
-    host_token: str
-
-    @property
-    def seat_digests(self) -> list[bytes]:
-        return [NO_TOKEN if t is None else hash_token(t) for t in self.tokens]
 
 
 def invite_url(game_id: str, invite: str) -> str:
@@ -54,37 +41,57 @@ def build(body: dict[str, Any]) -> NewGame:
         seats = body["players"]
         names = [s.get("name") or OPEN_SEAT_NAME.format(i) for i, s in enumerate(seats)]
         state = rules.new_game(
-            names, body.get("preset", "standard"), body.get("options"), body.get("seed")
+            names, body.get("preset", Preset.STANDARD), body.get("options"), body.get("seed")
         )
-        table = Table([_seat(s) for s in seats], bool(body.get("auto_deal", False)))
-        table.turn_seconds = _turn_seconds(body.get("turn_seconds", 0))
+        rated = bool(body.get("rated", False))
+        table = Table([_seat(s, rated) for s in seats], bool(body.get("auto_deal", False)))
+        table.turn_seconds = turn_seconds_of(body.get("turn_seconds", 0))
+        table.listing = Listing(public=bool(body.get("public", False)), rated=rated)
+        check_one_seat_each(table)
     table.created_ms, table.tick_ms = created, TICK_MS
     creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
-    table.restart_clock(state, [], created)
-    applied = [Applied(creation, []), *advance(state, table, created, 1)]
+    applied = server_moves(state, table, creation, [], 1)
     tokens = [new_token() if s.kind == SeatKind.PERSON else None for s in table.seats]
     invites: list[str | None] = [None] * len(table.seats)
     for number, seat in enumerate(table.seats):
         if seat.kind == SeatKind.OPEN:
             invite = invites[number] = new_invite()
             table.seats[number] = replace(seat, invite=invite_digest(invite))
-    return NewGame(state, table, applied, tokens, invites, new_token())
+    return NewGame(state, table, applied, tokens, invites, new_token(), new_token())
 
 
-def _seat(seat: dict[str, Any]) -> Seat:
+def _seat(seat: dict[str, Any], rated: bool) -> Seat:
     if seat.get("open"):
         return Seat(SeatKind.OPEN)
     if seat.get("bot"):
-        return Seat(SeatKind.BOT, seat["bot"])
+        return Seat(SeatKind.BOT, seat["bot"], player=bot_player(seat["bot"]) if rated else None)
+    if "player_token" in seat:
+        return Seat(SeatKind.PERSON, player=player_of(seat["player_token"]).player_id)
     return Seat(SeatKind.PERSON)
 
 
-def _turn_seconds(value: int) -> int:
+def bot_player(level: str) -> str:
+    """The player a bot level plays rated games as (made on first use)."""
+    return store().players.ensure_bot(level).player_id
+
+
+def player_of(token: str) -> Player:
+    """The durable player of a ``player_token`` in a request body (422 when it is none)."""
+    found = store().players.identify(token)
+    if found is None:
+        raise ApiError(
+            Problem.VALIDATION_FAILED,
+            "player_token is no player's token.",
+            extra={"errors": {"player_token": ["not the token of a player"]}},
+        )
+    return found
+
+
+def turn_seconds_of(value: int) -> int:
     low = settings().min_turn_seconds
     if value and value < low:
         raise ApiError(
-            422,
-            "validation_failed",
+            Problem.VALIDATION_FAILED,
             f"turn_seconds is 0 (no clock) or {low} to 86400.",
             extra={"errors": {"json": {"turn_seconds": [f"0, or {low} to 86400"]}}},
         )
@@ -112,5 +119,18 @@ def created_body(game_id: str, game: NewGame) -> dict[str, Any]:
         "status": game.state.status,
         "seats": seats,
         "host_token": game.host_token,
+        "table_token": game.table_token,
         "rules": game.state.rules.to_json(),
     }
+
+
+def check_one_seat_each(table: Table) -> None:
+    """A rated game rates each player once: no player (a person, or a bot level) holds two of
+    its seats."""
+    players = [p for p in table.players() if p is not None]
+    if table.listing.rated and len(players) != len(set(players)):
+        raise ApiError(
+            Problem.VALIDATION_FAILED,
+            "A player holds at most one seat of a rated game (a bot level too).",
+            extra={"errors": {"players": ["a player twice at one rated table"]}},
+        )

@@ -4,28 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from flask import Response, url_for
 from flask.views import MethodView
 
 from service import rules
 from service.rules import RoleKind
-from service.rules.log import By, Kind, Record, encode
-from service.store import IdempotentReplay, KeptResponse
+from service.rules.log import By, Kind, Record
 
-from .. import examples
+from .. import examples, transaction
 from ..caching import CachePolicy, cache_policy
-from ..config import settings
+from ..codes import Problem
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER, not_modified
-from ..gameplay import commit, ever_dealt, load_game, now_ms
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
-from ..problems import ApiError, storage_full
-from ..store_access import store
+from ..problems import ApiError
+from ..transaction import Decision, Loaded, load_game, now_ms
 from ..web import json_response
 from . import creation
+from .rematch import rematch
 from .schemas import (
     ActionResultSchema,
     CreatedGameSchema,
@@ -34,6 +32,7 @@ from .schemas import (
     GameViewSchema,
     LegalMovesSchema,
     PositionSchema,
+    RematchSchema,
     ScoreSchema,
 )
 
@@ -65,28 +64,11 @@ class Games(MethodView):
         # bound to the request, so reusing someone's key with another body makes a new game,
         # and it must be long enough not to be guessed with the same body.
         key = request_idempotency_key(MIN_CREATE_KEY)
-        if key is not None and (kept := store().kept_create(key)) is not None:
-            raise IdempotentReplay(kept)
-        if store().memory.full(settings().storage_full_percent):
-            raise storage_full()
+        transaction.check_create(key)
         game = creation.build(body)
-        n = game.state.n_players
-        table = game.table
-        records = [encode(step.record, table.created_ms, n, table.tick_ms) for step in game.applied]
-        game_id = store().create(
-            rules.dumps(game.state),
-            game.host_token,
-            game.seat_digests,
-            records,
-            table=orjson.dumps(game.table.to_json()),
-            dealt=ever_dealt(game.state),
+        return transaction.create(
+            game, key, lambda game_id: creation.created_body(game_id, game), game_url
         )
-        payload = orjson.dumps(creation.created_body(game_id, game))
-        if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
-            # A concurrent request with the same key won; the game made here just expires.
-            raise IdempotentReplay(first)
-        headers = {"Location": game_url(game_id)}
-        return json_response(payload, 201, version=len(game.applied), headers=headers)
 
 
 @blp.route("/<string:game_id>")
@@ -110,10 +92,32 @@ class Deal(MethodView):
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """Host only: deal the next round (409 while a round runs or after the last)."""
-        g = load_game(game_id, RoleKind.HOST, mutating=True)
-        if not g.table.full:
-            raise ApiError(409, "seats_open", "Every seat must be taken before the deal.")
-        return commit(g, rules.deal, Record(Kind.DEAL, By.HOST, now_ms()))
+        return transaction.transact(game_id, decide_deal, need=RoleKind.TABLE)
+
+
+def decide_deal(g: Loaded) -> Decision:
+    if not g.table.full:
+        raise ApiError(Problem.SEATS_OPEN, "Every seat must be taken before the deal.")
+    if not g.table.rated_ready:
+        raise ApiError(
+            Problem.UNRATED_SEAT,
+            "Every seat of a rated game must be a player (player_token) or a bot.",
+        )
+    return Decision(Record(Kind.DEAL, By.HOST, now_ms()), rules.deal(g.state))
+
+
+@blp.route("/<string:game_id>/rematch")
+class Rematch(MethodView):
+    @doc(security=SEAT_OR_HOST)
+    @responds(201, RematchSchema)
+    @responds(200, RematchSchema, description="this seat (or the table) asked already")
+    @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
+    @cache_policy(CachePolicy.PRIVATE)
+    def post(self, game_id: str) -> Response:
+        """After the game: the next game of this table (same rules, table options, seat order,
+        bot seats), made by the first call; each seat's token is its token there. A person seat
+        not claimed within 60 s of the first call becomes an open seat."""
+        return rematch(game_id)
 
 
 @blp.route("/<string:game_id>/legal-moves")

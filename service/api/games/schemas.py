@@ -6,12 +6,23 @@ from typing import Any
 
 import marshmallow as ma
 
-from service.bots.registry import BOTS
-from service.rules import MAX_NAME_LENGTH, MAX_SEED, PRESETS, Status
+from service.bots.registry import BOTS, MAX_SEATS, too_many
+from service.rules import FORMAT, MAX_NAME_LENGTH, MAX_SEED, PRESETS, Rules, Status
 from service.rules.options import valid_name
-from service.table import MAX_TURN_SECONDS
+from service.seating import MAX_TURN_SECONDS
 
-from ..fields import ResponseSchema, StrictInt, out_tile
+from ..fields import ResponseSchema, StrictInt, component, one_of, out_tile
+from ..moves.schemas import MoveSchema
+from ..typed_schema import TILE, of_dataclass
+
+#: Schemas of the document made from the engine's types (registered by the app factory).
+COMPONENTS: dict[str, dict[str, Any]] = {
+    "Tile": {**TILE, "description": "a tile: two pip numbers"},
+    "Options": {
+        **of_dataclass(Rules, leave_out=("preset",)),
+        "description": "every option of the game, resolved (rules §10)",
+    },
+}
 
 # A bound on the request's size, above every preset's player count: within it, the engine judges
 # the count and its refusal (invalid_rules) says what the preset allows.
@@ -19,16 +30,21 @@ MAX_LISTED_PLAYERS = 20
 
 
 _NAME_RULE = f"a name is 1 to {MAX_NAME_LENGTH} printable characters"
-_SEAT_SHAPES = 'a name, {"name": ...}, {"name": ..., "bot": <level>} or {"open": true}'
+_SEAT_SHAPES = (
+    'a name, {"name": ...}, {"name": ..., "bot": <level>}, {"name": ..., "player_token": ...} '
+    'or {"open": true}'
+)
+_SEAT_KEYS = ({"name"}, {"name", "bot"}, {"name", "player_token"}, {"open"})
 
 
 class SeatField(ma.fields.Field):  # type: ignore[type-arg]
-    """A seat of ``players``: a person's name, ``{"name"}``, a server bot
-    ``{"name", "bot"}``, or an open seat ``{"open": true}``; always parsed to the object form."""
+    """A seat of ``players``: a person's name, ``{"name"}``, a durable player's seat
+    ``{"name", "player_token"}``, a server bot ``{"name", "bot"}``, or an open seat
+    ``{"open": true}``; always parsed to the object form."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         seat = {"name": value} if isinstance(value, str) else value
-        if not isinstance(seat, dict) or set(seat) not in ({"name"}, {"name", "bot"}, {"open"}):
+        if not isinstance(seat, dict) or set(seat) not in _SEAT_KEYS:
             raise ma.ValidationError(f"a seat is {_SEAT_SHAPES}")
         if "open" in seat:
             if seat["open"] is not True:
@@ -38,6 +54,8 @@ class SeatField(ma.fields.Field):  # type: ignore[type-arg]
             raise ma.ValidationError(_NAME_RULE)
         if "bot" in seat and (not isinstance(seat["bot"], str) or seat["bot"] not in BOTS):
             raise ma.ValidationError(f"unknown bot level; the levels are {', '.join(BOTS)}")
+        if "player_token" in seat and not isinstance(seat["player_token"], str):
+            raise ma.ValidationError("player_token is the token POST /players gave")
         return seat
 
 
@@ -49,6 +67,7 @@ SEAT_SCHEMA = {
             "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
                 "bot": {"type": "string", "enum": list(BOTS)},
+                "player_token": {"type": "string", "description": "a durable player's token"},
             },
             "required": ["name"],
             "additionalProperties": False,
@@ -77,6 +96,15 @@ class CreateGameSchema(ma.Schema):
     )
     auto_deal = ma.fields.Boolean(
         metadata={"description": "deal each round by itself once every seat is filled"}
+    )
+    public = ma.fields.Boolean(
+        metadata={"description": "listed in the lobby while seats are open (default false)"}
+    )
+    rated = ma.fields.Boolean(
+        metadata={
+            "description": "rate every seat at the end (openskill); every seat must then be a "
+            "player (player_token) or a bot"
+        }
     )
     turn_seconds = StrictInt(
         validate=ma.validate.Range(0, MAX_TURN_SECONDS),
@@ -120,6 +148,13 @@ class CreateGameSchema(ma.Schema):
                 )
         elif "players" not in data:
             raise ma.ValidationError("give players (or a position)", field_name="players")
+        else:
+            levels = [s["bot"] for s in data["players"] if isinstance(s, dict) and s.get("bot")]
+            crowded = too_many(levels)
+            if crowded is not None:
+                raise ma.ValidationError(
+                    f"at most {MAX_SEATS[crowded]} {crowded} bots a table", field_name="players"
+                )
 
 
 class SeatTokenSchema(ResponseSchema):
@@ -130,7 +165,7 @@ class SeatTokenSchema(ResponseSchema):
         allow_none=True,
         metadata={"description": "secret: this seat only (null for bot and open seats)"},
     )
-    bot = ma.fields.String(required=True, allow_none=True)
+    bot = one_of(BOTS, required=True, allow_none=True, metadata={"description": "bot level"})
     invite = ma.fields.String(
         required=True,
         allow_none=True,
@@ -142,17 +177,32 @@ class SeatTokenSchema(ResponseSchema):
 
 
 class RulesSchema(ResponseSchema):
-    preset = ma.fields.String(required=True)
-    options = ma.fields.Dict(required=True, metadata={"description": "every option resolved"})
+    preset = one_of(PRESETS, required=True)
+    options = component("Options", required=True, description="every option resolved")
+
+
+def status_field() -> ma.fields.String:
+    return one_of(Status, required=True)
 
 
 class CreatedGameSchema(ResponseSchema):
     game_id = ma.fields.String(required=True)
     version = ma.fields.Integer(required=True)
-    status = ma.fields.String(required=True)
+    status = status_field()
     seats = ma.fields.List(ma.fields.Nested(SeatTokenSchema), required=True)
     host_token = ma.fields.String(
-        required=True, metadata={"description": "secret: deals rounds, exports the position"}
+        required=True,
+        metadata={
+            "description": "secret, sees every hidden tile (a referee's credential; never give "
+            "it to a seated player): deals, changes seats, exports the position"
+        },
+    )
+    table_token = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "secret, sees only the public view: deals, changes seats, reads "
+            "the history once the game is over (what a front end keeps for its creator)"
+        },
     )
     rules = ma.fields.Nested(RulesSchema, required=True)
 
@@ -162,9 +212,19 @@ class PlayerSchema(ResponseSchema):
     name = ma.fields.String(required=True)
     hand_size = ma.fields.Integer(required=True)
     score = ma.fields.Integer(required=True)
-    marked = ma.fields.Boolean(required=True)
-    bot = ma.fields.String(required=True, allow_none=True, metadata={"description": "bot level"})
+    marked = ma.fields.Boolean(required=True, metadata={"description": "its train is marked"})
+    opened = ma.fields.Boolean(
+        required=True, metadata={"description": "had its opening turn this round"}
+    )
+    bot = one_of(BOTS, required=True, allow_none=True, metadata={"description": "bot level"})
     open = ma.fields.Boolean(required=True, metadata={"description": "waiting for a player"})
+    present = ma.fields.Boolean(
+        required=True,
+        metadata={
+            "description": "the seat has an open stream or made a request within the last "
+            "PRESENCE_SECONDS (default 30)"
+        },
+    )
 
 
 class ClockSchema(ResponseSchema):
@@ -184,46 +244,83 @@ class TrainSchema(ResponseSchema):
     )
     open_end = ma.fields.Integer(required=True, allow_none=True)
     marked = ma.fields.Boolean(required=True)
+    started = ma.fields.Boolean(required=True, metadata={"description": "holds a tile"})
+
+
+class TurnStateSchema(ResponseSchema):
+    drawn = ma.fields.Boolean(
+        required=True,
+        metadata={"description": "the player on turn drew since the turn began (or their double)"},
+    )
+    tiles_played = ma.fields.Integer(required=True, metadata={"description": "this turn"})
+    must_follow = ma.fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the train of a double the player must follow, or null"},
+    )
+
+
+def winners_field() -> ma.fields.List[Any]:
+    return ma.fields.List(
+        ma.fields.Integer(),
+        required=True,
+        allow_none=True,
+        metadata={"description": "the winning seats once the game is over, else null"},
+    )
+
+
+def legal_moves_field(when: str) -> ma.fields.List[Any]:
+    """A seat's legal moves, sent to that seat alone so that it needs no legal-moves call."""
+    return ma.fields.List(
+        ma.fields.Nested(MoveSchema),
+        metadata={
+            "description": f"exactly what legal-moves lists, each a `Move` body; only for {when}"
+        },
+    )
 
 
 class GameViewSchema(ResponseSchema):
     game_id = ma.fields.String(required=True)
     version = ma.fields.Integer(required=True, metadata={"description": "also the ETag"})
-    status = ma.fields.String(
-        required=True,
-        validate=ma.validate.OneOf([status.value for status in Status]),
-    )
+    status = status_field()
     round = ma.fields.Integer(required=True, metadata={"description": "1-based"})
+    rounds = ma.fields.Integer(required=True, metadata={"description": "the game's rounds"})
     engine = ma.fields.Integer(required=True, allow_none=True)
     turn = ma.fields.Integer(required=True, allow_none=True)
+    starter = ma.fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the seat that started this round (null before the deal)"},
+    )
     players = ma.fields.List(ma.fields.Nested(PlayerSchema), required=True)
     trains = ma.fields.List(ma.fields.Nested(TrainSchema), required=True)
     open_doubles = ma.fields.List(ma.fields.String(), required=True)
     boneyard_size = ma.fields.Integer(required=True)
     rules = ma.fields.Nested(RulesSchema, required=True)
+    turn_state = ma.fields.Nested(TurnStateSchema, required=True)
+    winners = winners_field()
     clock = ma.fields.Nested(ClockSchema, required=True)
     hand = ma.fields.List(out_tile(), metadata={"description": "only for the caller's seat"})
+    legal_moves = legal_moves_field("the caller's seat, while it is its turn in a running round")
 
 
 class ActionResultSchema(GameViewSchema):
     events = ma.fields.List(
-        ma.fields.Dict(),
+        component("Event"),
         required=True,
         metadata={"description": "what the action did, as the caller may see it"},
     )
-
-
-class MoveOutSchema(ResponseSchema):
-    action = ma.fields.String(required=True)
-    tile = out_tile()
-    train = ma.fields.String()
 
 
 class LegalMovesSchema(ResponseSchema):
     version = ma.fields.Integer(required=True)
     seat = ma.fields.Integer(required=True)
     turn = ma.fields.Integer(required=True, allow_none=True)
-    moves = ma.fields.List(ma.fields.Nested(MoveOutSchema), required=True)
+    moves = ma.fields.List(
+        ma.fields.Nested(MoveSchema),
+        required=True,
+        metadata={"description": "each a `Move` body, ready to be sent to `/moves`"},
+    )
 
 
 class ScorePlayerSchema(ResponseSchema):
@@ -237,17 +334,18 @@ class ScorePlayerSchema(ResponseSchema):
 class ScoreSchema(ResponseSchema):
     game_id = ma.fields.String(required=True)
     version = ma.fields.Integer(required=True)
-    status = ma.fields.String(required=True)
+    status = status_field()
     round = ma.fields.Integer(required=True)
+    rounds = ma.fields.Integer(required=True, metadata={"description": "the game's rounds"})
     players = ma.fields.List(ma.fields.Nested(ScorePlayerSchema), required=True)
     totals = ma.fields.List(ma.fields.Integer(), required=True)
-    winners = ma.fields.List(ma.fields.Integer(), required=True, allow_none=True)
+    winners = winners_field()
 
 
 class PositionSchema(ResponseSchema):
-    format = ma.fields.String(required=True, metadata={"example": "mexican-train-position/1"})
+    format = one_of([FORMAT], required=True, metadata={"example": FORMAT})
     players = ma.fields.List(ma.fields.String(), required=True)
-    rules = ma.fields.Dict(required=True)
+    rules = ma.fields.Nested(RulesSchema, required=True)
     round = ma.fields.Integer(required=True, metadata={"description": "0 before the first deal"})
     engine = ma.fields.Integer(
         required=True, allow_none=True, metadata={"description": "null before the first deal"}
@@ -258,10 +356,19 @@ class PositionSchema(ResponseSchema):
     opened = ma.fields.List(ma.fields.Boolean(), required=True)
     hands = ma.fields.List(ma.fields.List(out_tile()), required=True)
     boneyard = ma.fields.List(out_tile(), required=True)
-    trains = ma.fields.Dict(required=True)
+    trains = ma.fields.Dict(
+        keys=ma.fields.String(),
+        values=ma.fields.List(out_tile(), allow_none=True),
+        required=True,
+        metadata={"description": "train id -> its tiles (the Mexican train: null until started)"},
+    )
     marked = ma.fields.List(ma.fields.Boolean(), required=True)
     open_doubles = ma.fields.List(ma.fields.String(), required=True)
     scores = ma.fields.List(ma.fields.List(ma.fields.Integer()), required=True)
+    status = status_field()
+    starter = ma.fields.Integer(required=True, allow_none=True)
+    turn_state = ma.fields.Nested(TurnStateSchema, required=True)
+    winners = winners_field()
     seed = ma.fields.Integer(metadata={"description": "the game's seed (rules §13)"})
     deal_secret = ma.fields.String(
         allow_none=True,
@@ -277,3 +384,14 @@ class PositionSchema(ResponseSchema):
 
 class EmptySchema(ma.Schema):
     """No body, or ``{}``."""
+
+
+class RematchSchema(ResponseSchema):
+    game_id = ma.fields.String(required=True, metadata={"description": "the next game"})
+    seat = ma.fields.Integer(metadata={"description": "the caller's seat there (a seat's call)"})
+    token = ma.fields.String(
+        metadata={"description": "the seat's token there: the same as in the finished game"}
+    )
+    table_token = ma.fields.String(
+        metadata={"description": "the table token there (the table's call): the same"}
+    )

@@ -8,6 +8,7 @@ import redis
 from flask import Response
 from flask.views import MethodView
 
+from ..codes import Problem
 from ..docs import problems, responds
 from ..parsing import Blueprint
 from ..problems import ApiError
@@ -39,5 +40,5 @@ class Readyz(MethodView):
         except (redis.RedisError, OSError) as exc:
             # The detail names Redis's address: for the operator's log, not for any caller.
             log.warning("not ready: redis does not answer: %s", exc)
-            raise ApiError(503, "redis_unavailable", "Storage is unavailable.") from exc
+            raise ApiError(Problem.REDIS_UNAVAILABLE, "Storage is unavailable.") from exc
         return json_response({"status": "ready"})

@@ -4,4 +4,6 @@ import marshmallow as ma
 
 
 class HealthSchema(ma.Schema):
-    status = ma.fields.String(required=True, metadata={"example": "ok"})
+    status = ma.fields.String(
+        required=True, validate=ma.validate.OneOf(["ok", "ready"]), metadata={"example": "ok"}
+    )

@@ -1,4 +1,7 @@
-"""Request bodies of the moves resource."""
+"""Request bodies of the moves resource, as the OpenAPI document shows them.
+
+These schemas document; they parse nothing. A move body is parsed once, by the engine
+(``Move.from_json``), which the views call (see ``resources.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import marshmallow as ma
 from service.rules import Action
 
 from ..fields import tile_field
-from ..parsing import PlainBodySchema
 
 TRAIN = ma.fields.String(
     required=True,
@@ -16,12 +18,12 @@ TRAIN = ma.fields.String(
 )
 
 
-class PlaySchema(PlainBodySchema):
+class PlaySchema(ma.Schema):
     tile = tile_field(required=True)
     train = TRAIN
 
 
-class MoveSchema(PlainBodySchema):
+class MoveSchema(ma.Schema):
     """A move object exactly as legal-moves lists it."""
 
     action = ma.fields.String(

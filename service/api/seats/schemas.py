@@ -10,7 +10,7 @@ from service.bots.registry import BOTS
 from service.rules import MAX_NAME_LENGTH
 from service.rules.options import valid_name
 
-from ..fields import ResponseSchema
+from ..fields import ResponseSchema, one_of
 from ..games.schemas import ActionResultSchema
 
 MAX_INVITE_LENGTH = 64
@@ -29,6 +29,9 @@ class JoinSchema(ma.Schema):
     )
     name = ma.fields.String(
         required=True, validate=_name, metadata={"description": "the joining player's name"}
+    )
+    player_token = ma.fields.String(
+        metadata={"description": "a durable player's token: the seat is then that player's"}
     )
 
 
@@ -56,7 +59,7 @@ class SeatChangeSchema(ma.Schema):
 
 class SeatChangedSchema(ResponseSchema):
     seat = ma.fields.Integer(required=True)
-    bot = ma.fields.String(required=True, allow_none=True)
+    bot = one_of(BOTS, required=True, allow_none=True)
     open = ma.fields.Boolean(required=True)
     invite = ma.fields.String(
         required=True, allow_none=True, metadata={"description": "the reopened seat's new invite"}
@@ -69,7 +72,7 @@ class SeatChangeResultSchema(ActionResultSchema):
 
 
 class LevelSchema(ResponseSchema):
-    name = ma.fields.String(required=True)
+    name = one_of(BOTS, required=True)
     description = ma.fields.String(required=True)
     strength = ma.fields.Float(
         required=True,
@@ -80,3 +83,15 @@ class LevelSchema(ResponseSchema):
         },
     )
     strength_games = ma.fields.Integer(required=True, metadata={"description": "games measured"})
+    strength_interval = ma.fields.List(
+        ma.fields.Float(),
+        required=True,
+        allow_none=True,
+        validate=ma.validate.Length(equal=2),
+        metadata={
+            "description": "the 95% Wilson interval of `strength`, [low, high] (null: not measured)"
+        },
+    )
+    player_id = ma.fields.String(
+        required=True, metadata={"description": "the player this level plays rated games as"}
+    )

@@ -1,0 +1,206 @@
+"""The three answers of ``GET /events``: a JSON page, a Server-Sent Events stream, NDJSON.
+
+A stream sends every entry after the reader's last one, then each new entry as it is applied,
+and ends after the entry that ends the game, when the game is gone, when the reader's seat is
+taken from it, or after its lifetime. Between entries it sends a keep-alive, so proxies and
+clients can tell a quiet game from a dead connection. A change of who is at the table goes out
+as a presence message: not an entry (no version, no ``id``), so a resumed stream never replays
+one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+import orjson
+import redis
+
+from service import rules
+from service.rules import Move, Role
+from service.rules.log import Entry, Kind
+
+from .hub import Feed
+
+#: Seconds between keep-alives on a quiet stream (clients expect one at least every 15 s).
+KEEPALIVE_SECONDS = 10.0
+#: Pause of a reader whose read of the log failed (Redis away, or every pooled connection busy)
+#: before it tries again: its stream stays open and loses nothing (the log is read from its
+#: last entry), and thousands of readers do not retry in a tight loop.
+RETRY_SECONDS = 0.5
+
+log = logging.getLogger(__name__)
+
+
+class Media(StrEnum):
+    JSON = "application/json"
+    SSE = "text/event-stream"
+    NDJSON = "application/x-ndjson"
+
+
+#: Headers of both streams: never cached, never buffered by nginx.
+STREAM_HEADERS = {"X-Accel-Buffering": "no"}
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """A reader of the log: what it sees of each entry is the observer's (``rules.audience``,
+    ``rules.visible_events``); here are only the rendering and the rights that end.
+
+    ``checked`` is the version at which the reader's token was found valid. A seat change of
+    the reader's seat after it (a bot took it, or it was reopened) revokes that token: from
+    that entry on the reader sees what the public sees, and a stream ends there."""
+
+    role: Role
+    checked: int = 0
+
+    def revoked_by(self, entry: Entry) -> bool:
+        """Whether ``entry`` ends this reader's rights to its seat's hidden tiles."""
+        return (
+            self.role.seat is not None
+            and entry.version > self.checked
+            and entry.record.kind in REVOKING
+            and entry.record.seat == self.role.seat
+        )
+
+    def public(self) -> Viewer:
+        return Viewer(Role.PUBLIC)
+
+    def moves_after(self, entry: Entry) -> tuple[Move, ...] | None:
+        """This reader's legal moves after ``entry``: only the seat whose turn follows it."""
+        turn = entry.turn
+        if turn is None or self.role.seat != turn[0]:
+            return None
+        return turn[1]
+
+    def entry_json(self, entry: Entry) -> bytes:
+        body = entry.to_json(rules.visible_events(entry.events, self.role))
+        moves = self.moves_after(entry)
+        if moves is not None:
+            body["legal_moves"] = [move.to_json() for move in moves]
+        return orjson.dumps(body)
+
+    def rendering(self, entry: Entry) -> Hashable:
+        """Readers with the same key are sent the same entry: one rendering serves them."""
+        turn = entry.turn
+        return rules.audience(self.role, entry.drawers, None if turn is None else turn[0])
+
+    def entry(self, feed: Feed, entry: Entry, key: Hashable | None = None) -> bytes:
+        """The entry's JSON as this viewer may see it, rendered once per audience."""
+        key = self.rendering(entry) if key is None else key
+        return feed.rendered(entry, (None, key), lambda: self.entry_json(entry))
+
+    def frame(self, feed: Feed, entry: Entry, media: Media) -> bytes:
+        """The entry as one message of ``media``."""
+        key = self.rendering(entry)
+        return feed.rendered(
+            entry, (media, key), lambda: FRAMES[media][0](entry, self.entry(feed, entry, key))
+        )
+
+    def entries(self, feed: Feed, entries: list[Entry]) -> list[bytes]:
+        """``entries`` as this viewer may see them: as the public from a revoking one on."""
+        out, reader = [], self
+        for entry in entries:
+            if reader.revoked_by(entry):
+                reader = reader.public()
+            out.append(reader.entry(feed, entry))
+        return out
+
+
+#: Entries that take a seat from whoever held it: a seat handed to a bot or reopened, or moved
+#: to another device.
+REVOKING = frozenset({Kind.SEAT, Kind.TRANSFER})
+
+
+def sse_message(entry: Entry, data: bytes) -> bytes:
+    return b"id: %d\nevent: entry\ndata: %s\n\n" % (entry.version, data)
+
+
+def ndjson_line(_entry: Entry, data: bytes) -> bytes:
+    return data + b"\n"
+
+
+FRAMES: dict[Media, tuple[Callable[[Entry, bytes], bytes], bytes]] = {
+    Media.SSE: (sse_message, b": keep-alive\n\n"),
+    Media.NDJSON: (ndjson_line, b"\n"),
+}
+
+
+def presence_frames(media: Media, before: tuple[bool, ...], now: tuple[bool, ...]) -> bytes:
+    """One message per seat whose presence changed from ``before`` to ``now``."""
+    out = []
+    for seat, present in enumerate(now):
+        if seat < len(before) and before[seat] == present:
+            continue
+        if media is Media.SSE:
+            data = orjson.dumps({"seat": seat, "present": present})
+            out.append(b"event: presence\ndata: %s\n\n" % data)
+        else:
+            out.append(orjson.dumps({"type": "presence", "seat": seat, "present": present}))
+            out.append(b"\n")
+    return b"".join(out)
+
+
+def stream(
+    feed: Feed, after: int, viewer: Viewer, media: Media, lifetime: float, linger: float = 0
+) -> Iterator[bytes]:
+    """Entries after ``after`` as they come. After the game's last entry the stream lingers
+    ``linger`` seconds (from that entry's time) for a rematch entry, then ends; it ends at once
+    for a reader past the last entry, when the game is gone, when the reader's seat is taken
+    from it (after that entry), or after ``lifetime`` seconds (the client resumes from its last
+    entry). Entries that are ready together go out as one write."""
+    keepalive = FRAMES[media][1]
+    if media is Media.SSE:
+        yield b"retry: 1000\n\n"
+    last, ends = after, time.monotonic() + lifetime
+    seq, present = feed.presence_seq, feed.presence
+    while True:
+        batch, over = cut(feed.since(last), viewer)
+        if batch:
+            yield b"".join(viewer.frame(feed, entry, media) for entry in batch)
+            last = batch[-1].version
+        if feed.presence_seq != seq:
+            seq, before, present = feed.presence_seq, present, feed.presence
+            if before:  # the first reading is the baseline, not a change
+                yield presence_frames(media, before, present)
+        left = min(ends - time.monotonic(), lingering(feed, last, linger))
+        if over or feed.gone or left <= 0:
+            return
+        woken = feed.wait(last, min(KEEPALIVE_SECONDS, left), seq)
+        caught_up(feed)
+        if not woken and not feed.gone and left > KEEPALIVE_SECONDS:
+            yield keepalive
+
+
+def caught_up(feed: Feed) -> None:
+    """The feed read up to what was heard (nothing to read unless it is behind), or, when the
+    read fails, a pause before the stream tries again."""
+    try:
+        feed.catch_up()
+    except redis.RedisError as err:
+        log.info("stream of %s waits for the log: %s", feed.game_id, err)
+        time.sleep(RETRY_SECONDS)
+
+
+def lingering(feed: Feed, last: int, linger: float) -> float:
+    """Seconds left to wait for a rematch entry once a reader holds the game's last entry (0:
+    the stream ends); unbounded while the game goes on."""
+    final = feed.final
+    if final is None:
+        return float("inf")
+    if last != final or linger <= 0:
+        return 0.0
+    ended_ms = feed.entries[final - 1].record.at_ms
+    return ended_ms / 1000 + linger - time.time()
+
+
+def cut(entries: list[Entry], viewer: Viewer) -> tuple[list[Entry], bool]:
+    """``entries`` up to and with the first that ends the stream (a rematch, after the game's
+    last entry, or one that revokes the reader's seat), and whether one did."""
+    for i, entry in enumerate(entries):
+        if entry.record.kind == Kind.REMATCH or viewer.revoked_by(entry):
+            return entries[: i + 1], True
+    return entries, False

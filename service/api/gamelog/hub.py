@@ -1,0 +1,300 @@
+"""One hub per process: the games its readers follow, each rebuilt once and shared by them all.
+
+Readers (streams and long-polls) never touch Redis themselves. They wait on a :class:`Feed`.
+The process subscribes to each followed game's own wake-up channel (a sharded channel: on a
+cluster it is heard on the game's shard only, see service.store.subscriber), and the wake-up
+carries the change's records: a feed that is up to date appends them and wakes its readers
+without a read, and a feed that is behind reads only the records it lacks, once for all of
+them. The log in Redis is the truth: once a subscription stands (a new feed's, or one renewed
+after a failover or a moved slot) the game's version is read again, and a ticker re-reads the
+version of every followed game each second, so a message lost in a reconnection costs at most a
+second. The same tick reads who is at each followed table
+(service.store.presence), and a change of it wakes the game's streams, which tell it. Nothing
+here plays a move: overdue turns are the background worker's (``service.worker``), never the
+streams pool's.
+
+Threads here are greenlets under gunicorn's gevent worker (it patches ``threading``), so a
+waiting reader costs a greenlet, not a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+
+import redis
+from flask import current_app
+
+from service.rules.log import Entry, Replayer
+from service.store import GameNotFound, GameStore
+from service.store.presence import present_seats
+from service.store.wakeup import Wakeup, parse_wakeup
+
+from ..config import settings
+from ..store_access import store
+
+log = logging.getLogger(__name__)
+
+#: How often the ticker re-reads followed games (missed wake-ups), in seconds.
+TICK_SECONDS = 1.0
+#: A feed nobody follows is kept this long for the next reader, then dropped.
+IDLE_SECONDS = 30.0
+#: Rendered frames are kept for this many of a feed's newest entries: every live reader of a
+#: game asks for the same few, while a reader catching up from far back renders its own.
+RENDERED_ENTRIES = 64
+
+
+class Feed:
+    """One game's entries as rebuilt in this process (unredacted), the frames rendered of its
+    newest entries for each audience, and its waiting readers."""
+
+    def __init__(self, game_id: str, store: GameStore) -> None:
+        self.game_id = game_id
+        self.store = store
+        self.replayer = Replayer(moves=True)
+        self.entries: list[Entry] = []
+        self.known = 0  # the newest version this process heard of
+        self.final: int | None = None  # the version of the entry that ended the game
+        self.gone = False  # the game expired or was deleted: its readers end
+        self.readers = 0
+        self.idle_since = time.monotonic()
+        # Rung (set, then replaced by a fresh one) on every change a reader waits for. Under
+        # gevent ``threading.Event`` is gevent's: one ``set`` wakes every reader of the game in
+        # one pass of the loop, where a Condition took a lock per waiter and per wake.
+        self._bell = threading.Event()
+        self._changing = threading.Lock()  # orders the changes themselves, never held to wait
+        self._reading = threading.Lock()
+        self._rendered: dict[int, dict[Hashable, bytes]] = {}
+        self.presence: tuple[bool, ...] = ()  # which seats are at the table, as last read
+        self.presence_seq = 0  # how many times that changed
+
+    @property
+    def seats(self) -> int:
+        state = self.replayer.state
+        return 0 if state is None else state.n_players
+
+    def saw(self, present: tuple[bool, ...]) -> None:
+        """Who is at the table now: a change wakes the readers, whose streams tell it."""
+        with self._changing:
+            if present != self.presence:
+                self.presence = present
+                self.presence_seq += 1
+                self._ring()
+
+    def catch_up(self) -> None:
+        """Read and rebuild the records this feed has not seen (one reader does it for all).
+
+        The log's length is the game's version (each record is one version, written in the same
+        step), so reading the log alone tells how far the game is."""
+        if self.known <= len(self.entries):
+            return  # every reader of every wake-up asks: the usual answer takes no lock
+        with self._reading:
+            if self.known <= len(self.entries):
+                return
+            records = self.store.log_records(self.game_id, len(self.entries))
+            if not records:
+                try:
+                    _, records = self.store.log(self.game_id, len(self.entries))
+                except GameNotFound:
+                    self.vanish()
+                    return
+            if not records:  # a version without its records (a failover lost them): wait
+                self.known = len(self.entries)  # for the ticker instead of reading in a loop
+            self._append(records)
+        self.heard(len(self.entries))
+
+    def offer(self, wakeup: Wakeup) -> None:
+        """A wake-up's records, appended when they follow on from this feed's entries (no read
+        of the log then); otherwise the news that the game moved on is enough."""
+        if self._reading.acquire(blocking=False):
+            try:
+                if wakeup.first == len(self.entries) + 1:
+                    self._append(wakeup.records)
+            finally:
+                self._reading.release()
+        self.heard(wakeup.version)
+
+    def _append(self, records: list[bytes]) -> None:
+        for raw in records:
+            entry = self.replayer.feed(raw)
+            self.entries.append(entry)
+            if entry.ends_game:
+                self.final = entry.version
+        for old in [v for v in list(self._rendered) if v <= len(self.entries) - RENDERED_ENTRIES]:
+            del self._rendered[old]
+
+    def heard(self, version: int) -> None:
+        with self._changing:
+            if version > self.known:
+                self.known = version
+                self._ring()
+
+    def vanish(self) -> None:
+        """The game is gone: wake its readers, who end."""
+        with self._changing:
+            self.gone = True
+            self._ring()
+
+    def _ring(self) -> None:
+        """Wake every waiting reader (the change is made before: see :meth:`wait`)."""
+        bell, self._bell = self._bell, threading.Event()
+        bell.set()
+
+    def wait(self, after: int, timeout: float, presence_seq: int | None = None) -> bool:
+        """Block until a version newer than ``after`` is known, the game is gone or has ended
+        before ``after`` (a reader past its last entry is done), presence changed since
+        ``presence_seq`` (for a reader that tells it), or ``timeout`` seconds; whether one of
+        those came. The bell is taken before the state is looked at: a change made after the
+        look rings that very bell."""
+        deadline = time.monotonic() + timeout
+        while True:  # a ring for another reader's reason (presence, a long-poll's) waits on
+            bell = self._bell
+            if self._ready(after, presence_seq):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            bell.wait(left)
+
+    def _ready(self, after: int, presence_seq: int | None) -> bool:
+        return (
+            self.known > after
+            or self.gone
+            or (self.final is not None and self.final < after)
+            or (presence_seq is not None and presence_seq != self.presence_seq)
+        )
+
+    def since(self, after: int) -> list[Entry]:
+        return self.entries[after:]
+
+    def rendered(self, entry: Entry, key: Hashable, render: Callable[[], bytes]) -> bytes:
+        """``render()`` of a recent entry, made once for every reader asking with ``key``."""
+        if entry.version <= len(self.entries) - RENDERED_ENTRIES:
+            return render()
+        frames = self._rendered.setdefault(entry.version, {})
+        frame = frames.get(key)
+        if frame is None:
+            frame = frames[key] = render()
+        return frame
+
+
+class Hub:
+    """The feeds of one process, their wake-up subscriptions and its ticker (started on first
+    use)."""
+
+    def __init__(self, store: GameStore, presence_ms: int) -> None:
+        self.store = store
+        self.presence_ms = presence_ms
+        self.feeds: dict[str, Feed] = {}
+        self.wakeups = store.wakeups(self._wake, self._subscribed)
+        self._lock = threading.Lock()
+        self._started = False
+
+    @contextmanager
+    def follow(self, game_id: str, version: int, presence: bool = False) -> Iterator[Feed]:
+        """The game's feed, caught up to at least ``version`` (the version the reader's request
+        read: its own writes included), held for one reader; with ``presence`` (a stream, which
+        tells it), who is at the table is known before it is yielded."""
+        self._start()
+        with self._lock:
+            feed = self.feeds.get(game_id)
+            if feed is None:
+                feed = self.feeds[game_id] = Feed(game_id, self.store)
+                self.wakeups.follow(game_id)
+            feed.readers += 1
+        try:
+            feed.heard(version)
+            try:
+                feed.catch_up()
+                if presence and not feed.presence_seq:  # start from who is there, not nobody
+                    self._see([feed])
+            except redis.RedisError as err:  # the reader's loop and the ticker read it again
+                log.info("feed of %s not caught up: %s", game_id, err)
+            yield feed
+        finally:
+            with self._lock:
+                feed.readers -= 1
+                feed.idle_since = time.monotonic()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._tick, name="ticker", daemon=True).start()
+
+    def _subscribed(self, game_ids: list[str]) -> None:
+        """Wake-ups published before these games' subscriptions stood are not heard: read what
+        the games did meanwhile now, rather than at the next tick."""
+        feeds = [f for f in (self.feeds.get(g) for g in game_ids) if f is not None]
+        try:
+            self._reread(feeds)
+        except Exception as err:  # the ticker reads them again within a second
+            log.warning("catch-up of %s: %s: %s", game_ids, type(err).__name__, err)
+
+    def _wake(self, data: bytes) -> None:
+        wakeup = parse_wakeup(data)
+        feed = None if wakeup is None else self.feeds.get(wakeup.game_id)
+        if feed is None or wakeup is None:
+            return
+        try:
+            feed.offer(wakeup)
+        except Exception as err:  # one game's bad record must not deafen the others
+            log.warning("wake-up of %s not applied: %r", wakeup.game_id, err)
+            feed.heard(wakeup.version)  # its readers read the log and meet the error themselves
+
+    def _tick(self) -> None:
+        while True:
+            time.sleep(TICK_SECONDS)
+            try:
+                self.wakeups.repair()
+                self._refresh()
+            except Exception as err:
+                log.warning("ticker: %s: %s", type(err).__name__, err)
+
+    def _refresh(self) -> None:
+        """Catch missed wake-ups, drop feeds nobody follows."""
+        now = time.monotonic()
+        with self._lock:
+            for game_id, feed in list(self.feeds.items()):
+                if not feed.readers and now - feed.idle_since > IDLE_SECONDS:
+                    del self.feeds[game_id]
+                    self.wakeups.unfollow(game_id)
+            followed = [feed for feed in self.feeds.values() if feed.readers]
+        if followed:
+            self._reread(followed)
+            self._see(followed)
+
+    def _reread(self, feeds: list[Feed]) -> None:
+        """Read the games' versions: a newer one wakes their readers, who catch up."""
+        if not feeds:
+            return
+        states = self.store.versions_and_tables([feed.game_id for feed in feeds])
+        for feed, (version, _) in zip(feeds, states, strict=True):
+            if version is None:
+                feed.vanish()
+            else:
+                feed.heard(version)
+
+    def _see(self, feeds: list[Feed]) -> None:
+        """Read who is at each of ``feeds``' tables, in one round trip (per node)."""
+        found = self.store.presence.of_games([feed.game_id for feed in feeds])
+        now = time.time_ns() // 1_000_000
+        for feed, fields in zip(feeds, found, strict=True):
+            feed.saw(tuple(present_seats(fields, feed.seats, now, self.presence_ms)))
+
+
+HUB_EXTENSION = "mexican_train_hub"
+
+
+def hub() -> Hub:
+    """This process's hub, made on first use (each worker process has its own)."""
+    found = current_app.extensions.get(HUB_EXTENSION)
+    if found is None:
+        window_ms = settings().presence_seconds * 1000
+        found = current_app.extensions[HUB_EXTENSION] = Hub(store(), window_ms)
+    assert isinstance(found, Hub)
+    return found

@@ -1,0 +1,266 @@
+"""``GET /events`` and ``GET /history``: the log, shown to each reader as it may see it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+from flask import Response, request
+from flask.views import MethodView
+
+from service.rules import Status
+from service.rules.log import Entry, Replayer
+
+from ..caching import CachePolicy, cache_policy
+from ..codes import Problem
+from ..config import settings
+from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
+from ..parsing import Blueprint
+from ..presence import StreamPresence
+from ..problems import ApiError
+from ..transaction import Loaded, load_game, now_ms, read_log
+from ..web import json_response, missing_token
+from .access import DEPRECATION_HEADERS, issue_ticket, stream_reader, take_stream_slot
+from .formats import STREAM_HEADERS, Media, Viewer, stream
+from .hub import hub
+from .schemas import (
+    HISTORY_FORMAT,
+    EventsPageSchema,
+    EventsQuerySchema,
+    HistorySchema,
+    StreamTicketSchema,
+)
+
+blp = Blueprint(
+    "events",
+    __name__,
+    url_prefix="/api/v1/games/<string:game_id>",
+    description="Follow a game live, replay a finished one",
+)
+
+LAST_EVENT_ID = "Last-Event-ID"
+_SSE_EXAMPLE = (
+    'id: 7\nevent: entry\ndata: {"version": 7, "at": "2026-12-01T10:00:00.123Z", "seat": 2, '
+    '"by": "player", "action": {"action": "draw"}, "events": [{"type": "tile_drawn", '
+    '"seat": 2}]}\n\n'
+)
+STREAM_DESCRIPTION = (
+    "JSON by default; with `Accept: text/event-stream` (SSE) or `application/x-ndjson`, a "
+    "stream of the same entries, then each new one, ending after the game's last entry"
+)
+ENDED_DESCRIPTION = (
+    "SSE and NDJSON: the game is over and the reader holds its last entry (`after` or "
+    "`Last-Event-ID` at or past it): nothing more will come, ever. A browser's EventSource "
+    "stops reconnecting on this answer"
+)
+ENTRY = {"$ref": "#/components/schemas/Entry"}
+PRESENCE_FIELDS = {
+    "seat": {"type": "integer"},
+    "present": {
+        "type": "boolean",
+        "description": "the seat has an open stream or made a request within PRESENCE_SECONDS",
+    },
+}
+#: A change of who is at the table: not a log entry (no version; a resumed stream skips it).
+PRESENCE = {
+    "type": "object",
+    "properties": PRESENCE_FIELDS,
+    "required": ["seat", "present"],
+}
+ENTRY_MESSAGE = {
+    "type": "object",
+    "description": "a log entry",
+    "properties": {
+        "id": {"type": "string", "description": "the entry's version"},
+        "event": {"type": "string", "enum": ["entry"]},
+        "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": ENTRY},
+    },
+    "required": ["id", "event", "data"],
+}
+PRESENCE_MESSAGE = {
+    "type": "object",
+    "description": "a seat came to the table or left it (no id: not an entry)",
+    "properties": {
+        "event": {"type": "string", "enum": ["presence"]},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": PRESENCE,
+        },
+    },
+    "required": ["event", "data"],
+}
+PRESENCE_LINE = {
+    "type": "object",
+    "description": "a seat came to the table or left it (entries have no type)",
+    "properties": {"type": {"type": "string", "enum": ["presence"]}, **PRESENCE_FIELDS},
+    "required": ["type", "seat", "present"],
+}
+# A stream's messages, each described as OpenAPI 3.2 does (``itemSchema``), under an extension
+# name a 3.1 document may carry: an SSE message's ``data`` is an entry or a presence change, an
+# NDJSON line is one of them.
+STREAM_CONTENT = {
+    Media.JSON.value: {"schema": {"$ref": "#/components/schemas/EventsPage"}},
+    Media.SSE.value: {
+        "schema": {
+            "type": "string",
+            "description": "one message per entry (id = version), and presence changes",
+        },
+        "x-itemSchema": {"oneOf": [ENTRY_MESSAGE, PRESENCE_MESSAGE]},
+        "example": _SSE_EXAMPLE,
+    },
+    Media.NDJSON.value: {
+        "schema": {"type": "string", "description": "one entry JSON per line, and presence"},
+        "x-itemSchema": {"oneOf": [ENTRY, PRESENCE_LINE]},
+    },
+}
+
+
+def viewer(g: Loaded) -> Viewer:
+    return Viewer(g.role, g.record.version)
+
+
+def media_type() -> Media:
+    best = request.accept_mimetypes.best_match([m.value for m in Media], default=Media.JSON)
+    return Media(best)
+
+
+#: A Last-Event-ID this service sent: a version, ASCII digits only (``str.isdigit`` also takes
+#: superscripts and other scripts' digits, which ``int`` then refuses).
+_EVENT_ID = re.compile(r"[0-9]{1,11}", re.ASCII)
+
+
+def resume_point(after: int) -> int:
+    """``Last-Event-ID`` (a reconnecting EventSource sends it) wins over ``after``; one that is
+    not a version this service sent is ignored."""
+    raw = request.headers.get(LAST_EVENT_ID, "").strip()
+    if _EVENT_ID.fullmatch(raw):
+        return int(raw)
+    return after
+
+
+@blp.route("/events")
+class Events(MethodView):
+    @doc(
+        security=OPTIONAL_TOKEN,
+        responses={"200": {"description": STREAM_DESCRIPTION, "content": STREAM_CONTENT}},
+    )
+    @blp.arguments(EventsQuerySchema(), location="query")
+    @responds(
+        200,
+        EventsPageSchema,
+        description=STREAM_DESCRIPTION,
+    )
+    @responds(204, description=ENDED_DESCRIPTION, success=False)
+    @problems(400, 401, 404, 422, 429)
+    def get(self, query: dict[str, Any], game_id: str) -> Response:
+        """The log from `after` on, as the caller may see it; streamed with SSE or NDJSON."""
+        g, deprecated = stream_reader(game_id)
+        media, after = media_type(), resume_point(query["after"])
+        if media is Media.JSON:
+            response = page(g, after, query["wait"], query["limit"])
+        else:
+            response = streamed(g, after, media)
+        if deprecated:
+            response.headers.update(DEPRECATION_HEADERS)
+        return response
+
+
+def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
+    reader = viewer(g)
+    with hub().follow(g.record.game_id, g.record.version) as feed:
+        over = g.state.status == Status.GAME_OVER
+        if wait and not over and feed.known <= after and feed.wait(after, wait):
+            feed.catch_up()
+        shown = feed.since(after)
+        more = len(shown) > limit
+        entries = [orjson.Fragment(raw) for raw in reader.entries(feed, shown[:limit])]
+        version = max(feed.known, len(feed.entries))
+    body = {"game_id": g.record.game_id, "version": version, "entries": entries, "more": more}
+    return json_response(body)
+
+
+def streamed(g: Loaded, after: int, media: Media) -> Response:
+    linger = settings().rematch_seconds
+    if g.state.status == Status.GAME_OVER and after >= g.record.version and ended(g, linger):
+        # Nothing more will ever come: 204 is what stops a browser's EventSource reconnecting.
+        return Response(status=204)
+    reader, game_id, version, events_hub = viewer(g), g.record.game_id, g.record.version, hub()
+    lifetime = settings().stream_max_seconds
+    release = take_stream_slot()
+    here = StreamPresence(game_id, reader.role.seat)
+
+    def frames() -> Any:
+        try:
+            here.beat()
+            with events_hub.follow(game_id, version, presence=True) as feed:
+                for frame in stream(feed, after, reader, media, lifetime, linger):
+                    yield frame
+                    here.beat()
+        finally:
+            here.close()
+            release()
+
+    response = Response(frames(), mimetype=media.value, headers=STREAM_HEADERS)
+    response.direct_passthrough = True
+    return response
+
+
+def ended(g: Loaded, linger: float) -> bool:
+    """Whether a finished game's streams are over: its rematch came, or the wait for one is."""
+    listing = g.table.listing
+    ended_ms = listing.ended_ms or 0
+    return bool(listing.next_game) or now_ms() >= ended_ms + linger * 1000
+
+
+@blp.route("/stream-tickets")
+class StreamTickets(MethodView):
+    @doc(security=SEAT_OR_HOST)
+    @responds(201, StreamTicketSchema)
+    @problems(400, 401, 404, 413, 415, 422, 429)
+    @cache_policy(CachePolicy.PRIVATE)
+    def post(self, game_id: str) -> Response:
+        """A single-use ticket for one stream of this game opened within 60 s, to pass as
+        `access_token` where a header cannot be sent (a browser's EventSource): it sees what
+        the token it was issued to sees, and never appears in a log as a lasting secret."""
+        g = load_game(game_id)
+        if g.token is None:
+            raise missing_token(
+                "A stream ticket is issued for a token: send it as 'Authorization: Bearer'."
+            )
+        return json_response(issue_ticket(g), 201)
+
+
+@blp.route("/history")
+class History(MethodView):
+    @doc(security=SEAT_OR_HOST)
+    @responds(200, HistorySchema)
+    @problems(400, 401, 403, 404, 429)
+    def get(self, game_id: str) -> Response:
+        """The whole log, unredacted, with the position after each deal: the host at any
+        time, anyone once the game is over."""
+        g = load_game(game_id)
+        if g.state.status != Status.GAME_OVER and not g.role.is_host:
+            if g.token is None:
+                raise missing_token(
+                    "Until the game is over, its history is for the host token only."
+                )
+            raise ApiError(Problem.NOT_HOST, "Until the game is over, only the host may read it.")
+        return json_response(history(g))
+
+
+def history(g: Loaded) -> dict[str, Any]:
+    records = read_log(g)
+    replay = Replayer(positions=True)
+    entries: list[Entry] = [replay.feed(raw) for raw in records]
+    first = replay.state
+    assert first is not None
+    return {
+        "format": HISTORY_FORMAT,
+        "game_id": g.record.game_id,
+        "players": list(g.state.players),
+        "rules": g.state.rules.to_json(),
+        "seed": g.state.seed,
+        "entries": [entry.to_json(entry.events) for entry in entries],
+    }

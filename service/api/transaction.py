@@ -1,0 +1,553 @@
+"""The game transaction: the one path from a request to a stored change of a game.
+
+1. **Load**: the record at the version If-Match names, when this process knows it (no read),
+   or a read (with the idempotency look-up and the rate counter); the caller's role, a kept
+   answer to replay, If-Match.
+2. **Decide**: the view's ``decide(game)`` changes the loaded copy (an engine action, a seat
+   change) and names the change's log record and events. A refusal raises: nothing is written.
+3. **Advance**: the change restarts the turn clock, then the server makes its own moves (bot
+   seats, automatic deals) within the request's budget (:mod:`.background`).
+4. **Save**: one compare-and-set of the version with the change's records, table, seat
+   digests and the kept answer; what is left for the server is handed to the worker.
+5. **Retry**: a decision made on a known record that the compare-and-set refuses, or that was
+   refused outright, is made once more on a fresh read (the copy may have been behind), so
+   every answer is what a plain read gives. A decision on a fresh read that loses the race is
+   412 with If-Match and 409 without (it was judged on an old state), unless the view asks for
+   more attempts (a join: other seats' joins must not fail it).
+
+Reads (``GET``) use :func:`load_game` alone. Nothing here knows a rule: the engine decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+from flask import Response
+
+from service import rules
+from service.rules import Role, RoleKind
+from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
+from service.seating import Applied, Seat, SeatKind, Table, server_move_due, server_turns
+from service.store import (
+    NO_TOKEN,
+    Change,
+    GameNotFound,
+    GameRecord,
+    IdempotentReplay,
+    KeptResponse,
+    LogFull,
+    VersionConflict,
+)
+from service.store.tokens import hash_token, invite_digest, new_invite
+
+from .background import hand_over, request_budget
+from .caching import CachePolicy, use_policy
+from .codes import Problem
+from .config import settings
+from .etag import check_if_match, if_match_version, stale
+from .idempotency import request_idempotency_key
+from .limits import counted, rate_limited
+from .notifications import notify
+from .observability import record_cas_conflict, record_move
+from .presence import mark_seen, present
+from .problems import ApiError, RateLimitPolicy, storage_full
+from .ratings import ends_rated_game, finish_pending, rate_game
+from .records import DECODED, KNOWN, table_of
+from .store_access import store
+from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response, missing_token
+
+#: The worker reads again when a person acted between its read and its write; past this many
+#: times in a row it leaves the game for its next job.
+SERVER_ATTEMPTS = 3
+
+
+@dataclass
+class Loaded:
+    record: GameRecord
+    state: rules.GameState
+    role: Role
+    token: str | None
+    idem_key: str | None
+    if_match: bool  # the request named a version (If-Match) and the game is at it
+    table: Table
+    known: bool = False  # judged on this process's copy, not on a read
+    scope: str | None = None  # the caller's secret keying its kept answers (token or invite)
+
+    @property
+    def seat(self) -> int | None:
+        return self.role.seat
+
+    def view(self, version: int | None = None) -> dict[str, Any]:
+        """The game view for the caller: a seat sees its hand, anyone else the public view;
+        on its turn, a seat also gets its legal moves."""
+        body = {
+            "game_id": self.record.game_id,
+            "version": self.record.version if version is None else version,
+            **rules.observe(self.state, self.role).to_json(),
+        }
+        moves = rules.turn_moves(self.state, self.role)
+        if moves is not None:
+            body["legal_moves"] = [move.to_json() for move in moves]
+        return table_view(body, self.table, present(self.record.game_id, self.state.n_players))
+
+
+#: An answer's status and body, from the game after the change, its version and what was applied.
+Answer = Callable[[Loaded, int, Sequence[Applied]], tuple[int, dict[str, Any]]]
+
+
+@dataclass
+class Decision:
+    """A change decided on a loaded game: its record and events, the seat token digests when
+    they change, fields added to the answer, and the answer itself when it is not the caller's
+    view with the events. ``record`` None: nothing changes (no entry, no write). ``secret``:
+    the answer holds a credential (a token, an invite), so a copy kept for an Idempotency-Key
+    is sealed under that key (:mod:`service.store.sealed`)."""
+
+    record: Record | None
+    events: list[rules.Event]
+    seat_digests: list[bytes] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    answer: Answer | None = None
+    secret: bool = False
+    rematch: bytes = b""  # a rematch's id and sealed tokens, stored with the change
+
+
+Decide = Callable[[Loaded], Decision]
+
+
+class _Refused(Exception):
+    """The compare-and-set refused the change: the version moved to ``current``."""
+
+    def __init__(self, current: int) -> None:
+        self.current = current
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def transact(
+    game_id: str,
+    decide: Decide,
+    *,
+    need: RoleKind | None = None,
+    known: bool = False,
+    keyed: bool = True,
+    attempts: int = 1,
+    scope: str | None = None,
+) -> Response:
+    """Load, decide, advance and save one change of the game; the answer. ``known``: a record
+    this process knows at the If-Match version may stand in for the read. ``keyed``: the
+    request takes Idempotency-Key and If-Match. ``attempts``: fresh decisions made before a
+    lost race is answered. ``scope``: see :func:`load_game`."""
+    if known:
+        g = _known_game(game_id, need)
+        if g is not None:
+            try:
+                return _apply(g, decide)
+            except (ApiError, rules.RulesError, _Refused):
+                pass  # the copy may have been behind: decide again on the stored record
+    for attempt in range(1, attempts + 1):
+        g = load_game(game_id, need, mutating=keyed, scope=scope)
+        try:
+            return _apply(g, decide)
+        except _Refused as refused:
+            if attempt == attempts:
+                raise lost_race(g, refused.current) from None
+    raise AssertionError("attempts must be at least 1")
+
+
+def server_moves(
+    state: rules.GameState, table: Table, record: Record, events: list[rules.Event], version: int
+) -> list[Applied]:
+    """A change at ``version``, with its clock restarted, then the server's moves after it
+    that fit the request's budget."""
+    table.restart_clock(state, events, record.at_ms)
+    return [
+        Applied(record, events),
+        *server_turns(state, table, record.at_ms, version, request_budget()),
+    ]
+
+
+def _apply(g: Loaded, decide: Decide) -> Response:
+    decision = decide(g)
+    if decision.record is None:
+        return _unchanged(g, decision)
+    applied = server_moves(g.state, g.table, decision.record, decision.events, g.record.version + 1)
+    return _save(g, decision, applied)
+
+
+def _unchanged(g: Loaded, decision: Decision) -> Response:
+    """The answer to a request that changes nothing: the game as it is, nothing written."""
+    use_policy(CachePolicy.PRIVATE)
+    status, body = (decision.answer or _view_answer)(g, g.record.version, [])
+    body.update(decision.extra)
+    return json_response(body, status, version=g.record.version)
+
+
+def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response:
+    """Store ``applied`` with compare-and-set; the answer (kept with the Idempotency-Key)."""
+    use_policy(CachePolicy.PRIVATE)  # an action's answer shows the actor's hand
+    version = g.record.version + len(applied)
+    status, body = (decision.answer or _view_answer)(g, version, applied)
+    body.update(decision.extra)
+    payload = orjson.dumps(body)
+    kept = KeptResponse(status, payload, decision.secret) if g.idem_key is not None else None
+    change = change_of(g, applied, decision.seat_digests, decision.rematch)
+    try:
+        store().save(
+            g.record.game_id,
+            g.record.version,
+            change,
+            kept=kept,
+            token=g.scope,
+            idempotency_key=g.idem_key,
+            dealt=ever_dealt(g.state),
+        )
+    except VersionConflict as conflict:
+        raise _Refused(conflict.current) from None
+    except GameNotFound:
+        raise not_found(g.record.game_id) from None
+    except LogFull:
+        raise log_full() from None
+    _stored(g, change, version, applied)
+    return json_response(payload, status, version=version)
+
+
+def _view_answer(g: Loaded, version: int, applied: Sequence[Applied]) -> tuple[int, dict[str, Any]]:
+    body = g.view(version)
+    body["events"] = [
+        # An answer's events are the caller's seat's (the host's are the public's: the log,
+        # not an action's answer, is where the host reads every tile).
+        event
+        for step in applied
+        for event in rules.visible_events(step.events, g.seat)
+    ]
+    return 200, body
+
+
+def _stored(g: Loaded, change: Change, version: int, applied: Sequence[Applied]) -> None:
+    """After a stored change: the worker's share, what it owes to webhooks, and this
+    process's copies of the game."""
+    hand_over(store().work, g.record.game_id, g.state, g.table, now_ms())
+    notify(g.record.game_id, g.state, g.table, applied, version)
+    if change.ends_rated:
+        rate_game(g.record.game_id, g.state, g.table)
+    if change.table is not None:  # seats may have changed
+        delist_if_full(g.record.game_id, g.table)
+    KNOWN.keep(g.record.after(change, version))
+    DECODED.keep(change.state, g.state)  # the request is done with it: only the answer is left
+    record_move()
+
+
+def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, int | None]:
+    """The worker's transaction: the game's server moves until ``spent()``, stored; whether
+    more are left now, else the turn clock's deadline to come back at."""
+    for _ in range(SERVER_ATTEMPTS):
+        try:
+            record = store().load(game_id)
+        except GameNotFound:
+            return False, None
+        g = _loaded(record, Role.HOST, None, None)
+        now = now_ms()
+        close_seek_if_filling(game_id, g.table, now)
+        opened, digests = open_unclaimed(g, now)
+        applied = opened + server_turns(g.state, g.table, now, record.version, spent)
+        if applied:
+            try:
+                change = change_of(g, applied, digests)
+                store().save(game_id, record.version, change, dealt=ever_dealt(g.state))
+            except VersionConflict:
+                continue  # a person acted meanwhile: decide again on what is stored
+            except LogFull:
+                return False, None  # nothing more can be stored for this game
+            notify(game_id, g.state, g.table, applied, record.version + len(applied))
+            if change.ends_rated:
+                rate_game(game_id, g.state, g.table)
+            if change.table is not None:
+                delist_if_full(game_id, g.table)
+        more = server_move_due(g.state, g.table, now)
+        return more, None if more else g.table.wakes_at()
+    return True, None
+
+
+@dataclass
+class NewGame:
+    """A game about to be stored: what to keep, and what the creator is told once."""
+
+    state: rules.GameState
+    table: Table
+    applied: list[Applied]
+    tokens: list[str | None]
+    invites: list[str | None]
+    host_token: str  # sees every tile: a referee's credential, never a seated player's
+    table_token: str  # deals and changes seats, and sees what the public sees
+    game_id: str | None = None  # an id chosen before the game exists (a seek table's)
+    # A rematch keeps its finished game's tokens: their digests (host, table, seats).
+    keeps: tuple[bytes, bytes, Sequence[bytes]] | None = None
+
+    @property
+    def seat_digests(self) -> list[bytes]:
+        if self.keeps is not None:
+            return list(self.keeps[2])
+        return [NO_TOKEN if t is None else hash_token(t) for t in self.tokens]
+
+
+def check_create(key: str | None) -> None:
+    """Before a game is made: the kept answer to a repeated Idempotency-Key, or no room."""
+    if key is not None and (kept := store().kept_create(key)) is not None:
+        raise IdempotentReplay(kept)
+    if store().memory.full(settings().storage_full_percent):
+        raise storage_full()
+
+
+def create(
+    game: NewGame,
+    key: str | None,
+    answer: Callable[[str], dict[str, Any]],
+    location: Callable[[str], str],
+) -> Response:
+    """Store a new game with its first records (its server moves made within the budget),
+    hand the rest to the worker; ``answer(game_id)`` is kept sealed under ``key``."""
+    table, n = game.table, game.state.n_players
+    records = [encode(step.record, table.created_ms, n, table.tick_ms) for step in game.applied]
+    game_id = store().create(
+        rules.dumps(game.state),
+        game.host_token,
+        game.seat_digests,
+        records,
+        table=orjson.dumps(table.to_json()),
+        dealt=ever_dealt(game.state),
+        table_token=game.table_token,
+        game_id=game.game_id,
+        keeps=None if game.keeps is None else game.keeps[:2],
+    )
+    hand_over(store().work, game_id, game.state, table, table.created_ms)
+    notify(game_id, game.state, table, game.applied, len(game.applied))
+    if table.listing.public and not table.full:
+        store().lobby.add(game_id, table.created_ms)
+    payload = orjson.dumps(answer(game_id))
+    if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
+        # A concurrent request with the same key won; the game made here just expires.
+        raise IdempotentReplay(first)
+    headers = {"Location": location(game_id)}
+    return json_response(payload, 201, version=len(game.applied), headers=headers)
+
+
+def delist_if_full(game_id: str, table: Table) -> None:
+    """A public table leaves the lobby, and a seek table its bucket, once every seat is taken."""
+    if table.full and table.listing.public:
+        store().lobby.remove(game_id)
+    if table.full and table.listing.seek:
+        store().lobby.close(table.listing.seek, game_id)
+
+
+def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:
+    """A rematch whose claim window is over: its person seats nobody claimed become open (their
+    tokens stop working here); the changes, and the seat digests after them."""
+    listing = g.table.listing
+    if not listing.rematch_of or listing.claim_until_ms is None or now < listing.claim_until_ms:
+        return [], None
+    g.table.listing = replace(listing, claim_until_ms=None)
+    claimed = store().rematch_claims(listing.rematch_of)
+    applied, digests = [], list(g.record.seat_digests)
+    for n, seat in enumerate(g.table.seats):
+        if seat.kind == SeatKind.PERSON and str(n) not in claimed:
+            g.table.seats[n] = Seat(SeatKind.OPEN, invite=invite_digest(new_invite()))
+            digests[n] = NO_TOKEN
+            record = Record(Kind.SEAT, By.AUTO, now, n)
+            applied.append(Applied(record, seat_events(record)))
+    return applied, digests if applied else None
+
+
+def close_seek_if_filling(game_id: str, table: Table, now: int) -> None:
+    """A seek table about to be filled with bots takes no more seekers: out of its bucket
+    first, then its open seats go to bots."""
+    fill_at = table.listing.fill_at_ms
+    if table.listing.seek and fill_at is not None and now >= fill_at and not table.full:
+        store().lobby.close(table.listing.seek, game_id)
+
+
+def table_view(body: dict[str, Any], table: Table, here: list[bool]) -> dict[str, Any]:
+    """The view's table fields: each player's ``bot``, ``open`` and ``present``, and the turn
+    clock."""
+    for player, seat, seen in zip(body["players"], table.seats, here, strict=True):
+        player["bot"] = seat.bot
+        player["open"] = seat.kind == SeatKind.OPEN
+        player["present"] = seen
+    deadline = table.deadline_ms
+    body["clock"] = {
+        "turn_seconds": table.turn_seconds,
+        "deadline": None if deadline is None else rfc3339(deadline),
+    }
+    return body
+
+
+def ever_dealt(state: rules.GameState) -> bool:
+    """Whether a round was ever dealt: until then the game lives only UNDEALT_TTL_SECONDS."""
+    return state.round > 0
+
+
+def log_full() -> ApiError:
+    return ApiError(Problem.LOG_FULL, "This game's log holds as many entries as a game may.")
+
+
+def not_found(game_id: str) -> ApiError:
+    return ApiError(Problem.GAME_NOT_FOUND, f"There is no game {game_id!r} (or it expired).")
+
+
+def load_game(
+    game_id: str,
+    need: RoleKind | None = None,
+    *,
+    mutating: bool = False,
+    query: bool = False,
+    scope: str | None = None,
+    cost: int = 1,
+) -> Loaded:
+    """The game and the caller's role, after every check a request passes before the engine:
+    token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match.
+    ``query``: the token may come as the ``access_token`` parameter. ``scope``: the secret
+    that keys a tokenless caller's Idempotency-Key (a join's invite). ``cost``: the request's
+    weight against the rate limit (the work of several requests counts as several)."""
+    token = _token(need, query)
+    key = request_idempotency_key() if mutating else None
+    owner = token if scope is None else scope
+    record = _read(game_id, token, key, owner, cost)
+    _check_rate(record, token)
+    role = _role(record, token, need)
+    if record.kept is not None:
+        raise IdempotentReplay(record.kept)
+    g = _loaded(record, role, token, key)
+    if role.seat is not None:
+        mark_seen(game_id, role.seat)
+    g.scope = owner
+    g.if_match = check_if_match(g.record.version) if mutating else False
+    return g
+
+
+def _known_game(game_id: str, need: RoleKind | None) -> Loaded | None:
+    """The game from the record this process knows at the version If-Match names, when
+    nothing needs a read: no Idempotency-Key to look up, no rate limit to count."""
+    version = if_match_version()
+    if version is None or settings().rate_limit_per_minute:
+        return None
+    if request_idempotency_key() is not None:
+        return None
+    record = KNOWN.get(game_id, version)
+    if record is None:
+        return None
+    token = _token(need, False)
+    g = _loaded(record, _role(record, token, need), token, None)
+    g.if_match, g.known = True, True
+    return g
+
+
+def _loaded(record: GameRecord, role: Role, token: str | None, key: str | None) -> Loaded:
+    state = DECODED.get(record.state)
+    table = table_of(record, state)
+    finish_pending(record, state, table)
+    return Loaded(record, state, role, token, key, False, table)
+
+
+def _token(need: RoleKind | None, query: bool) -> str | None:
+    token = bearer_token(query=query)
+    if need is not None and token is None:
+        raise missing_token("This request needs a bearer token.")
+    return token
+
+
+def _read(
+    game_id: str, token: str | None, key: str | None, scope: str | None, cost: int
+) -> GameRecord:
+    try:
+        record = store().load(game_id, token=token, idempotency_key=key, scope=scope, cost=cost)
+    except GameNotFound:
+        raise not_found(game_id) from None
+    if record.kept is None:
+        KNOWN.keep(record)
+    return record
+
+
+def _check_rate(record: GameRecord, token: str | None) -> None:
+    limit = settings().rate_limit_per_minute
+    if not limit or token is None:
+        return  # requests without a token are not counted
+    quota = counted(RateLimitPolicy.TOKEN, limit, record.rate_count, record.rate_reset)
+    if record.rate_count > limit:
+        detail = f"More than {limit} requests a minute with this token on this game."
+        raise rate_limited(detail, quota)
+
+
+def _role(record: GameRecord, token: str | None, need: RoleKind | None) -> Role:
+    """Who the token is in this game (401 for a stranger's token, 403 for the wrong role)."""
+    if token is None:
+        role = Role.PUBLIC
+    else:
+        found = record.identify(token)
+        if found is None:
+            raise ApiError(
+                Problem.INVALID_TOKEN,
+                "The token is not one of this game's.",
+                headers=UNAUTHORIZED_HEADERS,
+            )
+        role = found
+    if need is RoleKind.SEAT and not role.is_seat:
+        raise ApiError(Problem.NOT_A_SEAT, "Only a seat token may do this.")
+    if need is RoleKind.HOST and not role.is_host:
+        raise ApiError(Problem.NOT_HOST, "Only the host token may do this.")
+    if need is RoleKind.TABLE and not role.runs_table:
+        raise ApiError(Problem.NOT_HOST, "Only the table token (or the host token) may do this.")
+    return role
+
+
+def read_log(g: Loaded) -> list[bytes]:
+    """The game's whole log (its history)."""
+    return store().log(g.record.game_id)[1]
+
+
+def with_seat_token(g: Loaded, seat: int, token: str | None) -> list[bytes]:
+    """The game's seat token digests with ``seat``'s replaced: ``token``'s, or none at all
+    (the seat's old token stops working)."""
+    digests = list(g.record.seat_digests)
+    digests[seat] = NO_TOKEN if token is None else hash_token(token)
+    return digests
+
+
+def change_of(
+    g: Loaded,
+    applied: Sequence[Applied],
+    seat_digests: Sequence[bytes] | None = None,
+    rematch: bytes = b"",
+) -> Change:
+    """The store's change for ``applied``: new state, encoded records, seats, and the table
+    only when it changed (most moves leave it as it was: nothing to send or store)."""
+    created, n = g.table.created_ms, g.state.n_players
+    events = [event for step in applied for event in step.events]
+    ended = [step.record.at_ms for step in applied if rules.ends_game(step.events)]
+    if ended:
+        g.table.listing = replace(g.table.listing, ended_ms=ended[0])
+    table = orjson.dumps(g.table.to_json())
+    return Change(
+        rules.dumps(g.state),
+        [encode(step.record, created, n, g.table.tick_ms) for step in applied],
+        seat_digests,
+        None if table == g.record.table else table,
+        ends_rated=ends_rated_game(g.state, g.table, events),
+        rematch=rematch,
+    )
+
+
+def lost_race(g: Loaded, current: int) -> ApiError:
+    record_cas_conflict()
+    if g.if_match:
+        return stale(current)
+    return ApiError(
+        Problem.VERSION_CONFLICT,
+        "Another action on this game was applied first; reload and try again.",
+        extra={"version": current},
+    )

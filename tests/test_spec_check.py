@@ -1,0 +1,126 @@
+"""The check of every answer against the OpenAPI document (tests/spec_check.py) can fail: a
+field a real server sends that the document does not declare is reported, in a JSON body, in a
+JSON page's entries and in each message of an SSE or NDJSON stream, and the hooks of
+tests/conftest.py see the answers of both ``requests`` and Flask's test client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import requests
+from flask import Flask
+
+from devstack.redis_server import RedisServer
+from service.api.app import create_app
+from tests.spec_check import COLLECTED, NDJSON, SSE, Checker, spec_without
+
+FINISHED_WITHIN_SECONDS = 60
+
+
+def finished_game(base: str) -> str:
+    """A one-round game of two server bots, played to its end by the server."""
+    created = requests.post(
+        base + "/api/v1/games",
+        json={
+            "players": [{"name": "a", "bot": "random"}, {"name": "b", "bot": "greedy"}],
+            "options": {"set": 6, "rounds": 1},
+            "auto_deal": True,
+        },
+        timeout=10,
+    ).json()
+    game_id: str = created["game_id"]
+    deadline = time.monotonic() + FINISHED_WITHIN_SECONDS
+    while requests.get(f"{base}/api/v1/games/{game_id}", timeout=10).json()["status"] != (
+        "game_over"
+    ):
+        assert time.monotonic() < deadline, "the bots did not finish the game"
+        time.sleep(0.2)
+    return game_id
+
+
+def answer(base: str, path: str, accept: str = "application/json") -> requests.Response:
+    r = requests.get(base + path, headers={"Accept": accept}, timeout=30)
+    assert r.status_code == 200, r.text
+    return r
+
+
+def problems(checker: Checker, path: str, r: requests.Response) -> list[str]:
+    return checker.check_body("GET", path, 200, r.headers["Content-Type"], r.content)
+
+
+def test_an_undeclared_field_of_a_real_answer_is_reported(live_server: str) -> None:
+    game_id = finished_game(live_server)
+    spec = Checker().spec
+    view_path, events_path = f"/api/v1/games/{game_id}", f"/api/v1/games/{game_id}/events"
+    view = answer(live_server, view_path)
+    pages = answer(live_server, events_path)
+    streams = [answer(live_server, events_path, media) for media in (SSE, NDJSON)]
+    assert all(not problems(Checker(), events_path, r) for r in [pages, *streams])
+    assert not problems(Checker(), view_path, view)
+
+    no_opened = Checker(spec_without(spec, "Player", "opened"))
+    assert any("'opened' was unexpected" in p for p in problems(no_opened, view_path, view))
+    no_train = Checker(spec_without(spec, "TilePlayedEvent", "train"))
+    for r in [pages, *streams]:
+        found = problems(no_train, events_path, r)
+        assert any("'train' was unexpected" in p for p in found), r.headers["Content-Type"]
+
+
+@contextmanager
+def checked_with(checker: Checker) -> Iterator[None]:
+    """The suite's hooks check with ``checker`` for a while; what they found is dropped."""
+    kept = COLLECTED.checker
+    COLLECTED.take()
+    COLLECTED.checker = checker
+    try:
+        yield
+    finally:
+        COLLECTED.checker = kept
+        COLLECTED.take()
+
+
+def found_by_hooks(send: Any) -> list[str]:
+    send()
+    return COLLECTED.take()
+
+
+def test_the_hooks_see_answers_of_requests_and_of_the_flask_test_client(
+    live_server: str, redis_server: RedisServer
+) -> None:
+    game_id = finished_game(live_server)
+    app: Flask = create_app({"REDIS_URL": redis_server.url})
+    client = app.test_client()
+    no_rounds = Checker(spec_without(Checker().spec, "Score", "rounds"))
+    path = f"/api/v1/games/{game_id}/score"
+    with checked_with(no_rounds):
+        by_requests = found_by_hooks(lambda: requests.get(live_server + path, timeout=10))
+        by_flask = found_by_hooks(lambda: client.get(path))
+        by_stream = found_by_hooks(
+            lambda: list(
+                requests.get(
+                    f"{live_server}/api/v1/games/{game_id}/events",
+                    headers={"Accept": NDJSON},
+                    stream=True,
+                    timeout=30,
+                ).iter_lines()
+            )
+        )
+    assert any("'rounds' was unexpected" in p for p in by_requests)
+    assert any("'rounds' was unexpected" in p for p in by_flask)
+    assert not by_stream  # the entries carry no score: nothing to report there
+    no_type = Checker(spec_without(Checker().spec, "Entry", "by"))
+    with checked_with(no_type):
+        streamed = found_by_hooks(
+            lambda: list(
+                requests.get(
+                    f"{live_server}/api/v1/games/{game_id}/events",
+                    headers={"Accept": SSE},
+                    stream=True,
+                    timeout=30,
+                ).iter_lines()
+            )
+        )
+    assert any("'by' was unexpected" in p for p in streamed)
