@@ -6,6 +6,8 @@ fail their test on any console error.
   people at one table; ``new_page.log(page)`` is what that page logged;
 - ``page`` / ``page_log``: one such page at 1280x800, and its log;
 - ``screenshot(page, label, full_page=False)``: writes ``var/screenshots/<test>-<label>.png``;
+- ``axe(page, screen)``: axe-core's check of the page as it is; fails on a serious or critical
+  violation and returns every finding;
 - ``table_server``: the service as ``make run`` serves it, for the web table (``own_table_server``
   for a test that restarts its streams pool).
 
@@ -16,12 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from service.launch.redis_server import RedisServer
-from tests.browser.harness import CHROMIUM_ARGS, PageLog, Pages, ensure_chromium, save_screenshot
+from devstack.redis_server import RedisServer
+from tests.browser.harness import (
+    CHROMIUM_ARGS,
+    PageLog,
+    Pages,
+    axe_violations,
+    ensure_axe,
+    ensure_chromium,
+    save_screenshot,
+    serious,
+)
 from tests.browser.stack import TableStack
 from tests.e2e.nginx import ensure_nginx
 
@@ -101,3 +113,18 @@ def own_table_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[Tabl
     ensure_nginx()
     with TableStack(redis_server.url, tmp_path) as stack:
         yield stack
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> Path:
+    return ensure_axe()
+
+
+@pytest.fixture()
+def axe(axe_script: Path) -> Callable[[Page, str], list[dict[str, Any]]]:
+    def check(page: Page, screen: str) -> list[dict[str, Any]]:
+        found = axe_violations(page, axe_script)
+        assert serious(found) == [], (screen, serious(found))
+        return found
+
+    return check

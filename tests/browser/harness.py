@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,47 @@ class Pages:
             if screenshot_prefix is not None and not page.is_closed():
                 save_screenshot(page, f"{screenshot_prefix}-{index}")
             page.context.close()
+
+
+# axe-core, the accessibility checker, from the npm registry (npm from Debian when missing),
+# installed once into var/npm at test set-up; the browser tests run it on every screen.
+AXE_VERSION = "4.10.3"
+AXE_DIR = ROOT / "var" / "npm"
+AXE_SCRIPT = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+# Impacts that fail a test; "minor" and "moderate" findings are reported, not fatal.
+AXE_FAILING = ("serious", "critical")
+
+
+def ensure_axe() -> Path:
+    if (
+        AXE_SCRIPT.is_file()
+        and f'"version": "{AXE_VERSION}"' in (AXE_SCRIPT.parent / "package.json").read_text()
+    ):
+        return AXE_SCRIPT
+    npm = ensure_tool("npm", lambda: shutil.which("npm"), ("npm",))
+    AXE_DIR.mkdir(parents=True, exist_ok=True)
+    command = [npm, "install", "--prefix", str(AXE_DIR), "--no-save", "--no-package-lock"]
+    subprocess.run(
+        [*command, "--no-audit", "--no-fund", f"axe-core@{AXE_VERSION}"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return AXE_SCRIPT
+
+
+def axe_violations(page: Page, script: Path) -> list[dict[str, Any]]:
+    """axe-core's violations on the page as it is now (evaluated through the debugging
+    protocol, which the page's Content-Security-Policy does not govern)."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(script.read_text() + "\n;0")
+    result = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"
+    )
+    return list(result)
+
+
+def serious(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [v for v in violations if v["impact"] in AXE_FAILING]

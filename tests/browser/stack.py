@@ -8,9 +8,9 @@ from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from types import TracebackType
 
-from service.launch.redis_server import free_port
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import free_port
 from tests.e2e.nginx import Nginx
-from tests.servers import start_gunicorn
 
 # A stopping streams pool would otherwise wait its whole graceful timeout for open streams.
 STREAMS_ENV = {"GUNICORN_POOL": "streams", "STREAM_WORKERS": "1", "GRACEFUL_TIMEOUT": "1"}

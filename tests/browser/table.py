@@ -3,6 +3,7 @@ clicking a tile and then a train, and the API asked what the table should show."
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,9 +11,14 @@ import requests
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
+from service.api.table_page import TABLE_DIR
+
 STORAGE_KEY = "mexican-train.seats"
-# Long enough for bots' replies shown one by one (about 300 ms each) and a reconnect.
-CATCH_UP_MS = 15_000
+SETTINGS_KEY = "mexican-train.settings"
+CATALOGUE = json.loads((TABLE_DIR / "strings.json").read_text())
+# Long enough for a bot reply shown one by one, 700 ms apart (three bots' opening chains and
+# draws make 40 entries and more), and a reconnect.
+CATCH_UP_MS = 60_000
 
 
 @dataclass
@@ -21,6 +27,7 @@ class Game:
     game_id: str
     host_token: str
     tokens: list[str | None]
+    table_token: str = ""
 
     def api(self, method: str, path: str = "", token: str | None = None, **kw: Any) -> Any:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -42,7 +49,8 @@ def create_game(base: str, body: dict[str, Any]) -> Game:
     resp = requests.post(base + "/api/v1/games", json=body, timeout=10)
     assert resp.status_code == 201, resp.text
     data = resp.json()
-    return Game(base, data["game_id"], data["host_token"], [s["token"] for s in data["seats"]])
+    tokens = [s["token"] for s in data["seats"]]
+    return Game(base, data["game_id"], data["host_token"], tokens, data["table_token"])
 
 
 def hold_seat(page: Page, game: Game, seat: int, *, host: bool = False) -> None:
@@ -50,7 +58,7 @@ def hold_seat(page: Page, game: Game, seat: int, *, host: bool = False) -> None:
     page.goto(game.base + "/")
     held = {"seat": seat, "token": game.tokens[seat], "updated": 1}
     if host:
-        held["hostToken"] = game.host_token
+        held["tableToken"] = game.table_token
     page.evaluate(
         "([key, id, held]) => localStorage.setItem(key, JSON.stringify({[id]: held}))",
         [STORAGE_KEY, game.game_id, held],
@@ -116,8 +124,9 @@ def create_in_page(
 ) -> Game:
     """Fill the create form: ``seats`` holds, for each other seat, a bot level or "open"."""
     page.goto(base + "/")
-    page.get_by_label("Your name").fill(name)
-    page.get_by_label("Players").select_option(str(len(seats) + 1))
+    form = page.locator("form.create")  # quick play, beside it, has fields of the same names
+    form.get_by_label("Your name").fill(name)
+    form.get_by_label("Players", exact=True).select_option(str(len(seats) + 1))
     for index, kind in enumerate(seats, start=1):
         if kind == "open":
             page.get_by_label(f"Seat {index + 1} is").select_option("open")
@@ -148,3 +157,22 @@ def record_shown_versions(page: Page) -> None:
 
 def shown_versions(page: Page) -> list[int]:
     return list(page.evaluate("window.shownVersions"))
+
+
+def words(key: str, language: str = "en", **params: object) -> str:
+    """The catalogue's text for ``key`` with its placeholders filled, as the page shows it."""
+    text: str = CATALOGUE[language][key]
+    for name, value in params.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+def create_from_position(base: str, position: dict[str, Any]) -> Game:
+    """A game started from a position (``POST /games`` with ``position``)."""
+    return create_game(base, {"position": position})
+
+
+def double_six_rest(*placed: list[int]) -> list[list[int]]:
+    """Every tile of the double-6 set but the engine 6-6 and those ``placed``: a boneyard."""
+    taken = {tuple(sorted(tile)) for tile in placed} | {(6, 6)}
+    return [[a, b] for a in range(7) for b in range(a, 7) if (a, b) not in taken]

@@ -1,5 +1,6 @@
-"""The web table at ``/`` in a real browser: its headers, a game played by clicking, refusals
-shown as the API words them, and the pages for unknown games and invites."""
+"""The web table at ``/`` in a real browser: its headers, a game played by clicking, and the
+pages for unknown games and spectators, and a move made with the keyboard alone (refusals are
+in test_table_rules.py)."""
 
 from __future__ import annotations
 
@@ -94,35 +95,6 @@ def test_a_round_played_by_clicking_ends_on_the_scores_of_the_api(
     expect(results.locator(".winners")).to_contain_text(winner)
     screenshot(page, "final")
     assert page_log.foreign_requests(table_server) == []
-
-
-def test_a_refused_move_shows_the_api_detail_and_changes_nothing(
-    table_server: str, page: Page, page_log: PageLog
-) -> None:
-    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
-    game.api("POST", "/deal", game.host_token)  # seed 1: seat 1 starts
-    hold_seat(page, game, 1)
-    version = game.version()
-    page_log.allow(r"status of 409")
-    tile = page.locator(".htile:not(.playable)").first
-    tile.click()
-    page.locator('.train-target[data-train="mexican"]').click()
-    problem = page.locator("#problem")
-    expect(problem).not_to_be_empty()
-    detail = problem.inner_text()
-    assert game.version() == version
-    # The same move straight to the API is refused with the same sentence.
-    name = tile.get_attribute("data-tile") or ""
-    a, b = (int(x) for x in name.split("-"))
-    resp = requests.post(
-        f"{table_server}/api/v1/games/{game.game_id}/play",
-        json={"tile": [a, b], "train": "mexican"},
-        headers={"Authorization": f"Bearer {game.tokens[1]}"},
-        timeout=10,
-    )
-    assert resp.status_code == 409 and resp.json()["detail"] == detail
-    expect(page.locator(".htile")).to_have_count(len(game.api("GET", "", game.tokens[1])["hand"]))
-    wait_shown(page, version)
 
 
 def test_an_unknown_game_says_so_and_links_back_to_create(

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from tests.browser.harness import Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
+    STORAGE_KEY,
     create_game,
     create_in_page,
     hold_seat,
@@ -23,6 +24,7 @@ from tests.browser.table import (
     shown_version,
     shown_versions,
     wait_shown,
+    words,
 )
 
 # "Each sees the other's move within a second": a liveness bound, not a speed measurement.
@@ -80,7 +82,19 @@ def test_two_people_at_one_table_through_an_invite_link(
     table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
     host = new_page(viewport={"width": 1280, "height": 800})
+    streams: list[str] = []
+    host.on(
+        "request", lambda r: streams.append(r.url) if r.resource_type == "eventsource" else None
+    )
     game = create_in_page(host, table_server, "ann", ["open"], rounds="1")
+    # The creator keeps its seat's token and the table token, never the host token: a seated
+    # player holding it could read every hand.
+    held = host.evaluate("k => JSON.parse(localStorage.getItem(k))", STORAGE_KEY)[game.game_id]
+    assert "hostToken" not in held and held["tableToken"] and held["token"]
+    assert "hand" not in game.api("GET", token=held["tableToken"])
+    position = f"{table_server}/api/v1/games/{game.game_id}/position"
+    bearer = {"Authorization": f"Bearer {held['tableToken']}"}
+    assert requests.get(position, headers=bearer, timeout=10).status_code == 403
     invite_field = host.get_by_role("textbox", name="Invite for seat 2", exact=True)
     expect(invite_field).to_be_visible()
     expect(host.locator("#start")).to_be_disabled()
@@ -119,6 +133,9 @@ def test_two_people_at_one_table_through_an_invite_link(
             played,
         )
     screenshot(guest, "guest-390")
+    # Its streams carried single-use tickets, never a token, in their addresses.
+    tickets = [re.search(r"access_token=([^&]+)", url) for url in streams]
+    assert tickets and all(t is not None and t.group(1).startswith("st.") for t in tickets)
 
     # The invite seated one person; a second use, or a made-up one, says so.
     third = new_page()
@@ -182,7 +199,7 @@ def test_the_turn_clock_counts_down_and_the_server_plays_an_overdue_turn(
     view = game.api("GET")
     assert view["status"] == "in_round" and view["turn"] == 0 and view["clock"]["deadline"]
     hold_seat(page, game, 0)
-    clock = page.locator(".player.turn .clock-left")
+    clock = page.locator(".clock-bar.mine .clock-left")
     expect(clock).to_have_text(re.compile(r"0:0[0-5]"))
     first = clock.inner_text()
     expect(clock).not_to_have_text(first)  # it counts down
@@ -198,6 +215,14 @@ def test_the_host_hands_an_absent_players_seat_to_a_bot(table_server: str, new_p
     hold_seat(page, game, 0, host=True)
     version = game.version()
     page.get_by_role("button", name="Let a bot play for bo").click()
+    # Nothing happens until the host confirms; cancelling leaves the seat as it was.
+    confirm = page.locator('.player[data-seat="1"] .confirm')
+    expect(confirm).to_contain_text(words("host.take_over_question", name="bo"))
+    confirm.get_by_role("button", name=words("host.cancel")).click()
+    expect(confirm).to_have_count(0)
+    assert game.version() == version and game.api("GET")["players"][1]["bot"] is None
+    page.get_by_role("button", name="Let a bot play for bo").click()
+    confirm.get_by_role("button", name=words("host.take_over_yes")).click()
     # The bot takes seat 1 and plays bo's turn at once; then it is ann's turn.
     expect(page.locator('.player[data-seat="1"] .badge.bot')).to_contain_text("planner")
     wait_shown(page, version + 2)

@@ -32,14 +32,14 @@ export async function call(method, path, { token, body } = {}) {
       cache: "no-store",
     });
   } catch (error) {
-    throw new ApiError(0, { code: "network", detail: "The server cannot be reached; check the connection and try again." });
+    throw new ApiError(0, { code: "network", detail: "network" });
   }
   const text = await response.text();
   let data = {};
   try {
     data = text ? JSON.parse(text) : {};
   } catch (error) {
-    data = { detail: `The server answered ${response.status} without JSON.` };
+    data = { code: response.status >= 500 ? "unavailable" : "unknown" };
   }
   if (!response.ok) throw new ApiError(response.status, data);
   return data;
@@ -48,21 +48,30 @@ export async function call(method, path, { token, body } = {}) {
 export const game = {
   create: (body) => call("POST", "/games", { body }),
   view: (id, token) => call("GET", `/games/${encodeURIComponent(id)}`, { token }),
-  legal: (id, token) => call("GET", `/games/${encodeURIComponent(id)}/legal-moves`, { token }),
   score: (id) => call("GET", `/games/${encodeURIComponent(id)}/score`),
-  deal: (id, hostToken) => call("POST", `/games/${encodeURIComponent(id)}/deal`, { token: hostToken }),
+  deal: (id, tableToken) => call("POST", `/games/${encodeURIComponent(id)}/deal`, { token: tableToken }),
   move: (id, token, move) => call("POST", `/games/${encodeURIComponent(id)}/moves`, { token, body: move }),
   join: (id, invite, name) => call("POST", `/games/${encodeURIComponent(id)}/join`, { body: { invite, name } }),
-  seat: (id, hostToken, seat, body) =>
-    call("PUT", `/games/${encodeURIComponent(id)}/seats/${seat}`, { token: hostToken, body }),
+  seat: (id, tableToken, seat, body) =>
+    call("PUT", `/games/${encodeURIComponent(id)}/seats/${seat}`, { token: tableToken, body }),
+  ticket: (id, token) => call("POST", `/games/${encodeURIComponent(id)}/stream-tickets`, { token }),
   events: (id, token, after) =>
     call("GET", `/games/${encodeURIComponent(id)}/events?after=${after}`, { token }),
   bots: () => call("GET", "/bots"),
+  history: (id) => call("GET", `/games/${encodeURIComponent(id)}/history`),
+  transfer: (id, token) => call("POST", `/games/${encodeURIComponent(id)}/transfers`, { token }),
+  rematch: (id, token) => call("POST", `/games/${encodeURIComponent(id)}/rematch`, { token }),
+  seek: (body) => call("POST", "/lobby/seek", { body }),
+  redeem: (id, ticket) =>
+    call("POST", `/games/${encodeURIComponent(id)}/transfers/claim`, { body: { ticket } }),
 };
 
-export function eventsUrl(id, token, after) {
+export const leaderboard = (kind) => call("GET", `/leaderboard?kind=${encodeURIComponent(kind)}`);
+
+// EventSource cannot send headers, so a stream's credential goes in its URL: a single-use ticket
+// (valid one minute), never the token itself, which would stay in proxies' logs.
+export function eventsUrl(id, ticket, after) {
   const query = new URLSearchParams({ after: String(after) });
-  // EventSource cannot send headers: the events endpoint alone takes the token in the query.
-  if (token) query.set("access_token", token);
+  if (ticket) query.set("access_token", ticket);
   return `${API}/games/${encodeURIComponent(id)}/events?${query}`;
 }

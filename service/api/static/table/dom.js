@@ -32,3 +32,11 @@ export function replace(container, ...children) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Screen readers hear moves and "your turn" from one live region that is never redrawn (a
+// region rebuilt with the table may never be read out).
+export function announce(text) {
+  const region = document.getElementById("announce");
+  if (!region || !text) return;
+  region.textContent = text;
+}

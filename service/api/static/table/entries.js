@@ -1,6 +1,8 @@
 // Log entries from the events stream, applied to the view one by one so that each move shows
 // on the table before the next (the view fetched afterwards is the truth), and told in words.
 
+import { t } from "./i18n.js";
+
 const sameTile = (a, b) => (a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]);
 // Deals, seat changes and anything unexpected are not replayed here: the table reloads instead.
 const REPLAYED = new Set(["play", "draw", "mark", "end_turn"]);
@@ -77,47 +79,65 @@ export function applyEntry(view, entry, mySeat) {
 }
 
 export function trainLabel(view, id) {
-  if (id === "mexican") return "the Mexican train";
+  if (id === "mexican") return t("train.mexican");
   const owner = playerOf(view, Number(id));
-  return `${owner.name || `seat ${id}`}'s train`;
+  return t("train.of", { name: owner.name || t("seat.number", { n: Number(id) + 1 }) });
 }
 
 const tileText = (tile) => `${tile[0]}-${tile[1]}`;
 
 function eventText(view, event) {
-  const who = playerOf(view, event.seat).name || `seat ${event.seat}`;
+  const who = playerOf(view, event.seat).name || t("seat.number", { n: event.seat + 1 });
   switch (event.type) {
     case "tile_played":
-      return `${who} played ${tileText(event.tile)} on ${trainLabel(view, event.train)}`;
+      return t("log.played", { name: who, tile: tileText(event.tile), train: trainLabel(view, event.train) });
     case "tile_drawn":
-      return event.tile ? `${who} drew ${tileText(event.tile)}` : `${who} drew a tile`;
+      return event.tile ? t("log.drew_tile", { name: who, tile: tileText(event.tile) }) : t("log.drew", { name: who });
     case "marker_placed":
-      return `${who} passed: their train is open to all`;
+      return t("log.passed", { name: who });
     case "double_opened":
-      return `${who} opened a double on ${trainLabel(view, event.train)}`;
+      return t("log.double_opened", { name: who, train: trainLabel(view, event.train) });
     case "round_over":
-      return `Round ${event.round} is over${event.reason === "blocked" ? " (blocked)" : ""}`;
+      return event.reason === "blocked" ? t("log.round_blocked", { round: event.round }) : t("log.round_over", { round: event.round });
     case "game_over":
-      return "The game is over";
+      return t("log.game_over");
     case "seat_joined":
-      return `${event.name} took seat ${event.seat + 1}`;
+      return t("log.joined", { name: event.name, seat: event.seat + 1 });
     case "seat_changed":
-      return event.open ? `Seat ${event.seat + 1} is open again` : `A ${event.bot} bot took over seat ${event.seat + 1}`;
+      return event.open ? t("log.seat_open", { seat: event.seat + 1 }) : t("log.seat_bot", { bot: event.bot, seat: event.seat + 1 });
     case "round_started":
-      return `Round ${event.round} dealt: engine ${event.engine}-${event.engine}`;
+      return t("log.dealt", { round: event.round, engine: event.engine });
     default:
       return null;
   }
 }
 
-const BY = { bot: " (bot)", clock: " (time ran out)", auto: "" };
+function suffix(by) {
+  if (by === "bot") return t("log.by_bot");
+  if (by === "clock") return t("log.by_clock");
+  return "";
+}
 
-// One line per entry for the table's log, e.g. "cpu (bot): played 5-3 on the Mexican train".
+// One line per entry for the table's log, e.g. "cpu played 5-3 on the Mexican train (bot)".
 export function describe(view, entry) {
   const action = (entry.action && entry.action.action) || "";
-  if (action === "create") return "Game created";
-  const texts = (entry.events || []).map((event) => eventText(view, event)).filter(Boolean);
-  if (action === "end_turn" && !texts.length) texts.push(`${playerOf(view, entry.seat).name} ended their turn`);
-  const suffix = BY[entry.by] || "";
-  return texts.length ? texts.join("; ") + suffix : null;
+  if (action === "create") return t("log.created");
+  const events = entry.events || [];
+  // A deal's draws for the starter are not moves: the deal's own line tells the round.
+  const dealt = events.some((event) => event.type === "round_started");
+  const texts = events.filter((event) => !dealt || event.type !== "tile_drawn").map((event) => eventText(view, event)).filter(Boolean);
+  if (action === "end_turn" && !texts.length) texts.push(t("log.ended_turn", { name: playerOf(view, entry.seat).name }));
+  return texts.length ? texts.join("; ") + suffix(entry.by) : null;
+}
+
+// The tile an entry played last, for the table's highlight: {train, tile, seat} or null.
+export function lastPlay(entry) {
+  const plays = (entry.events || []).filter((event) => event.type === "tile_played");
+  const play = plays[plays.length - 1];
+  return play ? { train: String(play.train), tile: play.tile, seat: play.seat } : null;
+}
+
+// The round's end as the summary shows it (null when the entry ends no round).
+export function roundEnd(entry) {
+  return (entry.events || []).find((event) => event.type === "round_over") || null;
 }

@@ -2,16 +2,18 @@
 // dropped connection and sends Last-Event-ID, so the server resumes after the last entry seen.
 // When the browser gives up (an error answer), a new stream starts after the last entry seen.
 
-import { eventsUrl } from "./api.js";
+import { ApiError, eventsUrl, game } from "./api.js";
 
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
 
 export class Live {
-  constructor(gameId, token, { onEntry, onState }) {
+  constructor(gameId, token, { onEntry, onState, onRevoked, onPresence }) {
     this.gameId = gameId;
     this.token = token;
     this.onEntry = onEntry;
+    this.onPresence = onPresence || (() => {});
     this.onState = onState;
+    this.onRevoked = onRevoked || (() => {});
     this.last = 0;
     this.failures = 0;
     this.source = null;
@@ -35,9 +37,28 @@ export class Live {
     this.open();
   }
 
-  open() {
+  // A fresh ticket for every connection: the browser's own reconnection reuses the URL, whose
+  // ticket is spent, so it fails and the error handler below opens anew.
+  async open() {
     if (this.stopped) return;
-    const source = new EventSource(eventsUrl(this.gameId, this.token, this.last));
+    let ticket = null;
+    if (this.token) {
+      try {
+        ticket = (await game.ticket(this.gameId, this.token)).ticket;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) {
+          // The seat was taken from this token (a bot took over, or it was reopened): go on
+          // watching as the public does.
+          this.token = null;
+          this.onRevoked();
+        } else {
+          this.retry();
+          return;
+        }
+      }
+    }
+    if (this.stopped) return;
+    const source = new EventSource(eventsUrl(this.gameId, ticket, this.last));
     this.source = source;
     source.addEventListener("open", () => {
       this.failures = 0;
@@ -59,16 +80,30 @@ export class Live {
       }
       this.onEntry(entry);
     });
+    // Who came to the table or left it: no entry (no id), so a resumed stream never repeats one.
+    source.addEventListener("presence", (message) => {
+      try {
+        this.onPresence(JSON.parse(message.data));
+      } catch (error) {
+        // a message this page cannot read changes nothing
+      }
+    });
     source.addEventListener("error", () => {
       if (this.stopped || this.ended) return;
       this.onState("down");
-      if (source.readyState === EventSource.CLOSED) {
+      // A ticket opens one connection: let the browser's own reconnection (with the spent
+      // ticket) go, and reconnect with a new one.
+      if (source.readyState === EventSource.CLOSED || this.token) {
         source.close();
-        const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)];
-        this.failures += 1;
-        this.timer = setTimeout(() => this.open(), delay);
+        this.retry();
       }
     });
+  }
+
+  retry() {
+    const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)];
+    this.failures += 1;
+    this.timer = setTimeout(() => this.open(), delay);
   }
 
   // The game has ended: the server closes the stream, which must not be reopened.

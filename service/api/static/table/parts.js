@@ -2,108 +2,129 @@
 // of their arguments; the handlers they wire come from table.js.
 
 import { h } from "./dom.js";
+import { t, tn } from "./i18n.js";
 import { tileBack, tileFace, tileName } from "./tiles.js";
 import { trainLabel } from "./entries.js";
-import { clockIcon, markerIcon, trainIcon, trophyIcon } from "./icons.js";
+import { markerIcon, trainIcon, trophyIcon } from "./icons.js";
 
 export const isDouble = (tile) => tile[0] === tile[1];
-
-export function clockText(deadline) {
-  if (!deadline) return "";
-  const left = Math.max(0, Math.round((Date.parse(deadline) - Date.now()) / 1000));
-  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-}
+const sameTile = (a, b) => Boolean(a && b) && ((a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]));
 
 function badge(text, kind) {
   return h("span", { class: `badge ${kind || ""}` }, text);
 }
 
-export function playerCard(view, player, mySeat, takeOver = null) {
+function playerWords(view, player, me, turn, name) {
+  return [
+    me ? t("player.you_named", { name }) : name,
+    player.bot ? t("player.bot_level", { level: player.bot }) : null,
+    player.bot || player.open ? null : player.present ? t("player.present") : t("player.away"),
+    tn("count.tiles", player.hand_size),
+    t("player.score", { score: player.score }),
+    player.marked ? t("player.marked") : null,
+    turn ? t("player.to_play") : null,
+  ].filter(Boolean).join(", ");
+}
+
+// Whether a person is at the table (an open stream, or a request within the last 30 s).
+function presence(present) {
+  return h("span", { class: ["presence", present ? "present" : "away"] },
+    h("span", { class: "presence-dot", "aria-hidden": "true" }, present ? "●" : "○"), " ",
+    present ? t("player.present") : t("player.away"));
+}
+
+// A seat's card; `hostAction` (host only) draws its "let a bot play" control, which asks first.
+
+export function playerCard(view, player, mySeat, { hostAction = null, lastMover = null } = {}) {
   const turn = view.status === "in_round" && view.turn === player.seat;
   const me = player.seat === mySeat;
-  const deadline = turn && view.clock && view.clock.deadline;
-  const name = player.open ? "Open seat" : player.name;
-  const words = [
-    `${name}${me ? " (you)" : ""}`,
-    player.bot ? `bot, ${player.bot}` : null,
-    `${player.hand_size} tiles`,
-    `score ${player.score}`,
-    player.marked ? "train marked" : null,
-    turn ? "to play" : null,
-  ].filter(Boolean);
+  const name = player.open ? t("player.open_seat") : player.name;
   const backs = Array.from({ length: Math.min(player.hand_size, 6) }, () => tileBack());
-  return h("li", { class: ["player", turn && "turn", me && "me", player.open && "open"], "aria-label": words.join(", "), dataset: { seat: player.seat } },
+  return h("li", { class: ["player", turn && "turn", me && "me", player.open && "open", lastMover === player.seat && "last-mover"], "aria-label": playerWords(view, player, me, turn, name), dataset: { seat: player.seat } },
     h("div", { class: "who" },
       turn ? h("span", { class: "turn-arrow", "aria-hidden": "true" }, "▶") : null,
       h("span", { class: "name" }, name),
-      me ? badge("you", "you") : null,
-      player.bot ? badge(`bot · ${player.bot}`, "bot") : null),
+      me ? badge(t("player.you"), "you") : null,
+      player.bot ? badge(t("player.bot_badge", { level: player.bot }), "bot") : null,
+      player.bot || player.open ? null : presence(player.present)),
     h("div", { class: "stats" },
       h("span", { class: "backs", "aria-hidden": "true" }, backs),
-      h("span", { class: "count" }, `${player.hand_size} tile${player.hand_size === 1 ? "" : "s"}`),
-      h("span", { class: "score" }, `score ${player.score}`),
-      player.marked ? h("span", { class: "marked-flag" }, markerIcon(), " marked") : null),
-    takeOver && !me && !player.bot && !player.open && view.status !== "game_over"
-      ? h("button", { type: "button", class: "take-over", onclick: () => takeOver(player.seat), "aria-label": `Let a bot play for ${name}` }, "Bot takes over")
-      : null,
-    turn ? h("div", { class: "turn-line" }, "to play",
-      deadline ? h("span", { class: "clock", dataset: { deadline } }, " ", clockIcon(), " ", h("span", { class: "clock-left" }, clockText(deadline))) : null) : null);
+      h("span", { class: "count" }, tn("count.tiles", player.hand_size)),
+      h("span", { class: "score" }, t("player.score", { score: player.score })),
+      player.marked ? h("span", { class: "marked-flag" }, markerIcon(), " ", t("player.marked_short")) : null),
+    hostAction && !me && !player.bot && !player.open && view.status !== "game_over" ? hostAction(player, name) : null,
+    turn ? h("div", { class: "turn-line" }, t("player.to_play")) : null);
 }
 
-function trainTile(tile, open) {
+function trainTile(tile, { open, last }) {
   const double = isDouble(tile);
-  return h("span", { class: ["ttile", double && "double", open && "open-double"] }, tileFace(tile, { vertical: double }));
+  return h("span", { class: ["ttile", double && "double", open && "open-double", last && "last-play"] },
+    tileFace(tile, { vertical: double }),
+    last ? h("span", { class: "last-mark", "aria-hidden": "true" }, t("train.last_short")) : null);
+}
+
+function trainState(view, train, { target, selected, open, last }) {
+  return [
+    trainLabel(view, train.id),
+    tn("count.tiles", train.tiles.length),
+    train.open_end === null ? null : t("train.open_end", { end: train.open_end }),
+    train.marked ? t("train.marked_long") : null,
+    open ? t("train.open_double_long") : null,
+    last ? t("train.last_long", { tile: tileName(last.tile) }) : null,
+    target === true ? t("train.can_play", { tile: tileName(selected) }) : null,
+  ].filter(Boolean).join(", ");
 }
 
 // One train: who owns it, its marker, its tiles from the engine outwards and its open end.
-// `target` says whether the selected tile may be played here (null: no tile selected).
-export function trainRow(view, train, { target, selected, onChoose }) {
+// `target` says whether the selected tile may be played here (null: no tile selected); `last`
+// is the table's last play when it went here.
+export function trainRow(view, train, { target, selected, last, onChoose }) {
   const open = view.open_doubles.includes(train.id);
+  const oldest = open && view.open_doubles[0] === train.id && view.open_doubles.length > 1;
   const owner = train.owner === null ? null : view.players.find((p) => p.seat === train.owner);
-  const title = train.id === "mexican" ? "Mexican train" : `${owner ? owner.name : `Seat ${train.owner + 1}`}`;
-  const state = [
-    train.id === "mexican" ? "Mexican train" : trainLabel(view, train.id),
-    `${train.tiles.length} tile${train.tiles.length === 1 ? "" : "s"}`,
-    `open end ${train.open_end}`,
-    train.marked ? "marked: open to everyone" : null,
-    open ? "open double: must be covered first" : null,
-    target === true ? `you can play ${tileName(selected)} here` : null,
-  ].filter(Boolean).join(", ");
-  const last = train.tiles.length - 1;
+  const title = train.id === "mexican" ? t("train.mexican_title") : owner ? owner.name : t("seat.number", { n: train.owner + 1 });
+  const state = trainState(view, train, { target, selected, open, last });
+  const lastIndex = train.tiles.length - 1;
+  const lastTile = last ? lastIndex : -1;
   const button = h("button", {
     type: "button",
     class: ["train-target", target === true && "legal", target === false && "not-legal"],
-    "aria-label": selected ? `Play ${tileName(selected)} on ${state}` : state,
-    "aria-disabled": selected ? null : "true",
+    "aria-label": selected ? t("train.play_on", { tile: tileName(selected), train: state }) : state,
+    "aria-disabled": target === true ? null : "true",
     dataset: { train: train.id, key: `train-${train.id}` },
     onclick: () => onChoose(train.id),
   },
   h("span", { class: "train-name" }, train.id === "mexican" ? [trainIcon(), " "] : null, title),
   h("span", { class: "train-flags" },
-    train.marked ? h("span", { class: "flag marked-flag" }, markerIcon(), " open to all") : null,
-    open ? h("span", { class: "flag double-flag" }, "◆ open double") : null,
-    target === true ? h("span", { class: "flag play-flag" }, "✓ play here") : null));
+    train.marked ? h("span", { class: "flag marked-flag" }, markerIcon(), " ", t("train.marked_short")) : null,
+    open ? h("span", { class: "flag double-flag" }, oldest ? t("train.open_double_first") : t("train.open_double_short")) : null,
+    target === true ? h("span", { class: "flag play-flag" }, t("train.play_here")) : null));
   const tiles = train.tiles.length
-    ? train.tiles.map((tile, i) => trainTile(tile, open && i === last))
-    : [h("span", { class: "empty" }, train.started ? "" : "not started")];
-  return h("li", { class: ["train", train.id === "mexican" && "mexican", open && "has-open-double", target === true && "legal"], dataset: { train: train.id } },
+    ? train.tiles.map((tile, i) => trainTile(tile, { open: open && i === lastIndex, last: i === lastTile && sameTile(tile, last.tile) }))
+    : [h("span", { class: "empty" }, train.started ? "" : t("train.not_started"))];
+  return h("li", { class: ["train", train.id === "mexican" && "mexican", open && "has-open-double", target === true && "legal", last && "has-last"], dataset: { train: train.id } },
     button,
     h("div", { class: "line", "aria-hidden": "true" },
       tiles,
-      h("span", { class: "open-end", title: "open end" }, h("span", { class: "end-label" }, "end"), h("span", { class: "end-value" }, String(train.open_end)))));
+      h("span", { class: "open-end" }, h("span", { class: "end-label" }, t("train.end")), h("span", { class: "end-value" }, train.open_end === null ? "" : String(train.open_end)))));
 }
 
-export function handTile(tile, { playable, selected, onSelect }) {
+// A tile of the hand. One without a move is shown dimmed and says why when chosen, instead of
+// being taken to a train the server would refuse.
+export function handTile(tile, { playable, selected, drawn, onSelect }) {
   const name = tileName(tile);
-  const label = `${name}${playable ? ", playable" : ""}${selected ? ", selected" : ""}`;
+  const words = [t("tile.name", { tile: name }), playable ? t("tile.playable") : t("tile.not_playable"), drawn ? t("tile.drawn") : null, selected ? t("tile.selected") : null];
   return h("button", {
     type: "button",
-    class: ["htile", playable && "playable", selected && "selected"],
-    "aria-label": `Tile ${label}`,
+    class: ["htile", playable && "playable", !playable && "unplayable", selected && "selected", drawn && "drawn"],
+    "aria-label": words.filter(Boolean).join(", "),
     "aria-pressed": selected ? "true" : "false",
+    "aria-disabled": playable ? null : "true",
     dataset: { tile: name, key: `tile-${name}` },
     onclick: () => onSelect(tile),
-  }, tileFace(tile, { vertical: true }), playable ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null);
+  }, tileFace(tile, { vertical: true }),
+  playable ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null,
+  drawn ? h("span", { class: "new-flag", "aria-hidden": "true" }, t("tile.new")) : null);
 }
 
 export function scoreTable(score, view) {
@@ -111,10 +132,10 @@ export function scoreTable(score, view) {
   const winners = new Set(score.winners || []);
   const low = Math.min(...score.players.map((p) => p.total));
   return h("table", { class: "scores" },
-    h("caption", {}, score.status === "game_over" ? "Final scores (lowest wins)" : `Scores after round ${rounds} (lowest wins)`),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"),
-      Array.from({ length: rounds }, (_, i) => h("th", { scope: "col" }, `R${i + 1}`)),
-      h("th", { scope: "col" }, "Total"))),
+    h("caption", {}, score.status === "game_over" ? t("score.final_caption") : t("score.caption", { round: rounds })),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("score.player")),
+      Array.from({ length: rounds }, (_, i) => h("th", { scope: "col" }, t("score.round_short", { round: i + 1 }))),
+      h("th", { scope: "col" }, t("score.total")))),
     h("tbody", {}, score.players.map((p) => h("tr", { class: [winners.has(p.seat) && "winner", p.total === low && "leader"], dataset: { seat: p.seat } },
       h("th", { scope: "row" }, winners.has(p.seat) ? [trophyIcon(), " "] : "", view.players[p.seat] ? view.players[p.seat].name : p.name),
       p.rounds.map((r) => h("td", {}, String(r))),

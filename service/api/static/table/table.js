@@ -1,32 +1,39 @@
 // The table: the game view drawn, moves chosen by tile then train, and the events stream
-// replayed entry by entry. The server is the only judge: the page shows /legal-moves, sends
-// what the player chooses, and shows a refusal's `detail` without changing the table.
+// replayed entry by entry at a pace a person can follow. The server is the only judge: the
+// page shows the legal moves its view carries, sends what the player chooses, and words a
+// refusal by its code.
 
 import { ApiError, game } from "./api.js";
-import { h, replace, sleep } from "./dom.js";
-import { applyEntry, describe } from "./entries.js";
+import { announce, h, replace, sleep } from "./dom.js";
+import { applyEntry, describe, lastPlay, roundEnd } from "./entries.js";
+import { t, tn } from "./i18n.js";
 import { Live } from "./live.js";
-import { clockText, handTile, playerCard, scoreTable, trainRow } from "./parts.js";
-import { held } from "./seats.js";
+import { handTile, playerCard, scoreTable, trainRow } from "./parts.js";
+import { clockBar, updateBar } from "./clock.js";
+import { hint, whyNot, worded } from "./hints.js";
+import { rulesLine } from "./rules.js";
+import { forget, held, remember } from "./seats.js";
+import { handsLeft, summaryOf, summaryOfScore, summaryPanel } from "./summary.js";
+import { transferPanel } from "./transfer.js";
 import { trophyIcon } from "./icons.js";
 import { tileName } from "./tiles.js";
 
-const STEP_MS = 300; // between two entries of the stream, so bots' moves show one by one
+const STEP_MS = 700; // between two entries of the stream: a pace a person can follow
+// With a clock running, entries that lead to this seat's turn are shown this fast instead, so
+// the replay never eats the player's time.
+const HURRY_MS = 120;
 const POLL_MS = 3000; // while the stream is down, the view is fetched this often
 const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
-const LOG_LINES = 8;
-
-const ACTIONS = [
-  ["draw", "Draw a tile"],
-  ["mark", "Pass (mark my train)"],
-  ["end_turn", "End turn"],
-];
+const LOG_LINES = 40;
+const TICK_MS = 250;
 
 function connection(state) {
   const element = document.getElementById("connection");
   element.className = `connection ${state}`;
-  element.textContent = { live: "● Live", down: "⚠ Connection lost: reconnecting…", "": "" }[state] || "";
+  element.textContent = state === "live" ? t("connection.live") : state === "down" ? t("connection.down") : "";
 }
+
+const sameTile = (a, b) => Boolean(a && b) && ((a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]));
 
 class Table {
   constructor(app, gameId) {
@@ -35,7 +42,7 @@ class Table {
     const mine = held(gameId) || {};
     this.seat = Number.isInteger(mine.seat) ? mine.seat : null;
     this.token = this.seat === null ? null : mine.token;
-    this.hostToken = mine.hostToken || null;
+    this.tableToken = mine.tableToken || null;
     this.invites = mine.invites || {};
     this.view = null;
     this.legal = [];
@@ -44,25 +51,34 @@ class Table {
     this.queued = 0;
     this.pumping = false;
     this.lastStep = 0;
-    this.problem = "";
+    this.problem = null; // {text, transient}
     this.score = null;
     this.log = [];
+    this.summaries = [];
+    this.last = null; // the last tile played: {train, tile, seat}
+    this.drawn = null; // the tile this seat drew this turn
+    this.confirming = null; // a host action waiting for its confirmation: {kind, seat}
+    this.transfer = null; // this seat's transfer ticket, once asked for
     this.live = null;
     this.stopped = false;
+    this.wasMyTurn = false;
   }
 
   async start() {
-    replace(this.app, h("p", { class: "panel loading" }, "Loading the table…"));
+    replace(this.app, h("p", { class: "panel loading" }, t("table.loading")));
     if (!(await this.refresh())) return;
     this.queued = this.view.version;
-    this.live = new Live(this.gameId, this.token || this.hostToken, {
+    this.live = new Live(this.gameId, this.token || this.tableToken, {
       onEntry: (entry) => this.onEntry(entry),
       onState: (state) => this.onStream(state),
+      onRevoked: () => {
+        if (this.token) this.dropSeat().then(() => this.render());
+      },
+      onPresence: (change) => this.onPresence(change),
     });
     if (this.view.status !== "game_over") this.live.start(this.view.version);
     this.recentMoves();
-    this.ticker = setInterval(() => this.tick(), 1000);
-    // Whether the last click came from the keyboard: then the focus follows the move.
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.keyboard = false;
     this.onKey = (event) => {
       this.keyboard = true;
@@ -78,13 +94,14 @@ class Table {
     window.addEventListener("resize", this.onResize);
   }
 
-  // The last few entries before this page opened, for its log (the stream brings the rest).
+  // The last entries before this page opened, for its log (the stream brings the rest).
   async recentMoves() {
     try {
-      const page = await game.events(this.gameId, this.token || this.hostToken, Math.max(0, this.view.version - LOG_LINES));
-      const lines = page.entries.map((entry) => ({ version: entry.version, text: describe(this.view, entry) }));
-      const older = lines.filter((line) => line.text && !this.log.some((l) => l.version === line.version));
-      this.log = [...older, ...this.log].sort((a, b) => a.version - b.version).slice(-LOG_LINES);
+      const page = await game.events(this.gameId, this.token || this.tableToken, Math.max(0, this.view.version - LOG_LINES));
+      for (const entry of page.entries) {
+        this.note(entry, { quiet: true });
+        this.last = lastPlay(entry) || this.last;
+      }
       this.render();
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
@@ -97,19 +114,17 @@ class Table {
     clearInterval(this.ticker);
     clearInterval(this.poller);
     clearTimeout(this.catchUp);
+    clearTimeout(this.retryTimer);
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
     window.removeEventListener("resize", this.onResize);
-    delete this.app.dataset.version;
-    delete this.app.dataset.status;
-    delete this.app.dataset.settled;
+    for (const name of ["version", "status", "settled"]) delete this.app.dataset[name];
     connection("");
   }
 
-  // Fetch the view (and this seat's legal moves, and the scores once a round is over).
+  // Fetch the view (with this seat's legal moves on its turn, and the scores once a round is over).
   // `ahead: false` keeps the table where the stream has brought it when the server is already
-  // further: those entries are on their way (or queued) and are shown one by one; if they do
-  // not come, the view is fetched again in a while.
+  // further: those entries are on their way (or queued) and are shown one by one.
   async refresh({ ahead = true } = {}) {
     try {
       const view = await game.view(this.gameId, this.token);
@@ -117,25 +132,92 @@ class Table {
         this.catchUpLater();
         return true;
       }
-      const legal = this.token && view.status === "in_round" ? await game.legal(this.gameId, this.token) : { moves: [] };
+      // The seat's view carries its legal moves on its turn: no second request.
+      const legal = { version: view.version, moves: view.legal_moves || [] };
       const scored = ["round_over", "game_over"].includes(view.status) || view.round > 1;
       this.score = scored ? await game.score(this.gameId) : null;
       if (this.view && view.version < this.view.version) {
         this.catchUpLater(); // an answer older than the table: ask again
         return true;
       }
-      this.view = view;
-      this.queued = Math.max(this.queued, view.version);
-      this.legal = legal.version === undefined || legal.version === view.version ? legal.moves : [];
-      this.settled = !this.queue.length;
-      if (this.selected && !(view.hand || []).some((t) => tileName(t) === tileName(this.selected))) this.selected = null;
-      this.render();
+      this.accept(view, legal);
       return true;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      if (error.status === 401 && this.token) return this.dropSeat();
       if (!this.view) this.fail(error);
-      else this.problem = error.message;
+      // A refusal the player has to read is not replaced by connection trouble.
+      else if (!this.problem || this.problem.transient) this.showProblem(error);
       return false;
+    }
+  }
+
+  // Who is at the table changed: the card shows it at once when the table is idle, else with
+  // the next entry shown (a redraw in the middle of the bots' paced moves would disturb them).
+  onPresence({ seat, present }) {
+    const player = this.view && this.view.players[seat];
+    if (!player || player.present === present) return;
+    player.present = present;
+    if (!this.pumping && !this.queue.length) this.render();
+  }
+
+  // Play again: the rematch's seat for this seat (the first call makes the next game), and the
+  // new table token for the one who runs the table; then the new game.
+  async rematch(button) {
+    button.disabled = true;
+    try {
+      const seat = await game.rematch(this.gameId, this.token);
+      const mine = { seat: seat.seat, name: this.view.players[seat.seat].name, token: seat.token };
+      if (this.tableToken) mine.tableToken = (await game.rematch(this.gameId, this.tableToken)).table_token;
+      remember(seat.game_id, mine);
+      location.hash = `#/game/${seat.game_id}`;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      button.disabled = false;
+      this.showProblem(error);
+    }
+  }
+
+  // The seat's token stopped working here (the seat moved to another device, a bot took it,
+  // or it was reopened): this browser forgets the seat, says so, and watches as the public.
+  async dropSeat() {
+    forget(this.gameId);
+    this.token = null;
+    this.seat = null;
+    this.legal = [];
+    this.selected = null;
+    this.transfer = null;
+    const shown = await this.refresh();
+    this.problem = { text: t("refuse.seat_lost"), transient: false };
+    return shown;
+  }
+
+  accept(view, legal) {
+    this.view = view;
+    this.queued = Math.max(this.queued, view.version);
+    this.legal = legal.version === undefined || legal.version === view.version ? legal.moves : [];
+    this.settled = !this.queue.length;
+    if (this.problem && this.problem.transient) this.problem = null; // the server answers again
+    if (this.selected && !(view.hand || []).some((tile) => sameTile(tile, this.selected))) this.selected = null;
+    if (view.turn !== this.seat) this.drawn = null;
+    // A round's end the stream did not bring (the page opened after it, or polled past it).
+    const ended = ["round_over", "game_over"].includes(view.status);
+    if (ended && this.score && !this.summaries.some((s) => s.round === view.round)) {
+      this.summaries.push(summaryOfScore(view, this.score, this.seat));
+    }
+    if (view.status === "game_over" && !this.history) this.revealHands();
+    this.render();
+  }
+
+  // Once the game is over its history is open to all: every summary shows every hand left.
+  async revealHands() {
+    this.history = "asked";
+    try {
+      const rounds = handsLeft(await game.history(this.gameId));
+      for (const summary of this.summaries) summary.revealed = rounds[summary.round] || null;
+      this.render();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
     }
   }
 
@@ -144,12 +226,22 @@ class Table {
     this.catchUp = setTimeout(() => this.pumping || this.refresh(), CATCH_UP_MS);
   }
 
+  // The first view could not be fetched: a missing game says so; a server that cannot be
+  // reached is asked again until it answers.
   fail(error) {
     const gone = error.status === 404;
+    const problem = worded(error);
     replace(this.app, h("section", { class: "panel gone", role: "alert" },
-      h("h1", {}, gone ? "Game not found" : "The table cannot be shown"),
-      h("p", {}, gone ? "This game does not exist or has expired: games are kept for a while after their last move." : error.message),
-      h("p", {}, h("a", { href: "#/", class: "button primary" }, "Create a new game"))));
+      h("h1", {}, gone ? t("table.not_found_title") : t("table.cannot_show")),
+      h("p", {}, gone ? t("table.not_found_text") : problem.text),
+      problem.transient ? h("p", {}, t("table.retrying")) : null,
+      h("p", {}, h("a", { href: "#/", class: "button primary" }, t("table.new_game")))));
+    if (problem.transient) this.retryTimer = setTimeout(() => this.start(), POLL_MS);
+  }
+
+  showProblem(error) {
+    this.problem = worded(error);
+    this.render();
   }
 
   onStream(state) {
@@ -166,8 +258,8 @@ class Table {
     this.pump();
   }
 
-  // Show the queued entries one after another, at least STEP_MS apart, then fetch the view
-  // (and legal moves) they lead to.
+  // Show the queued entries one after another, then fetch the view (and legal moves) they
+  // lead to.
   async pump() {
     if (this.pumping) return;
     this.pumping = true;
@@ -181,69 +273,101 @@ class Table {
     }
   }
 
+  // Whether the entries still queued hand the turn to this seat while a clock runs: then they
+  // are shown quickly, so that the player's time is theirs.
+  hurried(entry) {
+    const clocked = this.view.clock && this.view.clock.turn_seconds > 0;
+    if (!clocked || this.seat === null) return false;
+    return [entry, ...this.queue].some((e) => (e.events || []).some((ev) => ev.type === "turn_passed" && ev.seat === this.seat));
+  }
+
   async step(entry) {
     if (entry.version <= this.view.version) {
-      this.note(entry); // the table shows it already (a view fetched ahead): the log still tells it
+      // The table shows it already (a view fetched ahead): the log and summary still tell it.
+      this.note(entry);
+      this.noteRoundEnd(entry, false);
       return;
     }
-    const wait = this.lastStep + STEP_MS - Date.now();
+    const pace = this.hurried(entry) ? HURRY_MS : STEP_MS;
+    const wait = this.lastStep + pace - Date.now();
     if (wait > 0) await sleep(wait);
     this.note(entry);
+    this.last = lastPlay(entry) || this.last;
+    const drew = (entry.events || []).find((ev) => ev.type === "tile_drawn" && ev.seat === this.seat && ev.tile);
+    if (drew) this.drawn = drew.tile;
     if (applyEntry(this.view, entry, this.seat)) {
       this.legal = [];
       this.settled = false;
+      this.noteRoundEnd(entry, true);
       this.render();
     } else {
+      this.noteRoundEnd(entry, false);
       await this.refresh();
     }
     this.lastStep = Date.now();
   }
 
-  note(entry) {
+  noteRoundEnd(entry, exact) {
+    const ended = roundEnd(entry);
+    if (!ended || this.summaries.some((s) => s.round === ended.round)) return;
+    this.summaries.push(summaryOf(this.view, ended, this.seat, { exact }));
+    this.focusSummary = ended.round;
+  }
+
+  note(entry, { quiet = false } = {}) {
     const line = describe(this.view, entry);
     if (!line || this.log.some((l) => l.version === entry.version)) return;
     this.log = [...this.log, { version: entry.version, text: line }].sort((a, b) => a.version - b.version).slice(-LOG_LINES);
+    if (!quiet) announce(line);
   }
 
   tick() {
-    for (const clock of this.app.querySelectorAll(".clock")) {
-      clock.querySelector(".clock-left").textContent = clockText(clock.dataset.deadline);
-    }
+    for (const bar of this.app.querySelectorAll(".clock-bar")) updateBar(bar);
   }
 
   legalFor(tile) {
-    return this.legal.filter((m) => m.action === "play" && tileName(m.tile) === tileName(tile));
+    return this.legal.filter((m) => m.action === "play" && sameTile(m.tile, tile));
   }
 
-  // A tile chosen from the keyboard (a click without a pointer) sends the focus on to the
-  // trains it can go to, so the next Enter plays it.
+  // A tile chosen from the keyboard sends the focus on to the trains it can go to, so the next
+  // Enter plays it. A tile without a move is not chosen: the hint says why.
   select(tile, byKeyboard = this.keyboard) {
-    const same = this.selected && tileName(this.selected) === tileName(tile);
+    const same = this.selected && sameTile(this.selected, tile);
+    if (!same && !this.legalFor(tile).length) {
+      this.problem = { text: this.view.turn === this.seat ? whyNot(this.view, tile, { legal: this.legal }) : t("refuse.not_your_turn"), transient: false };
+      this.render();
+      return;
+    }
     this.selected = same ? null : tile;
-    this.problem = "";
+    this.problem = null;
     this.render();
     if (byKeyboard && this.selected) {
-      const target = this.app.querySelector(".train-target.legal") || this.app.querySelector(".train-target");
+      const target = this.app.querySelector(".train-target.legal");
       if (target) target.focus();
     }
   }
 
   // Arrow keys walk along the hand and down the trains.
   onArrow(event) {
-    const group = event.target.closest(".hand, .trains");
+    const group = event.target.closest && event.target.closest(".hand, .trains");
     if (!group || !["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"].includes(event.key)) return;
     const items = Array.from(group.querySelectorAll(".htile, .train-target"));
     const index = items.indexOf(event.target);
     if (index < 0) return;
     const step = ["ArrowLeft", "ArrowUp"].includes(event.key) ? -1 : 1;
-    const next = items[(index + step + items.length) % items.length];
     event.preventDefault();
-    next.focus();
+    items[(index + step + items.length) % items.length].focus();
   }
 
   choose(trainId, byKeyboard = this.keyboard) {
     if (!this.selected) {
-      this.problem = "Choose a tile from your hand first, then the train to play it on.";
+      this.problem = { text: t("refuse.choose_tile_first"), transient: false };
+      this.render();
+      return;
+    }
+    if (!this.legalFor(this.selected).some((m) => m.train === trainId)) {
+      const train = this.view.trains.find((tr) => tr.id === trainId);
+      this.problem = { text: t("refuse.not_this_train", { tile: tileName(this.selected), end: train ? train.open_end : "?" }), transient: false };
       this.render();
       return;
     }
@@ -252,15 +376,14 @@ class Table {
 
   async act(move, byKeyboard = this.keyboard) {
     this.byKeyboard = byKeyboard;
-    this.problem = "";
+    this.problem = null;
+    // Set before the answer: the stream may draw the move's entry before the answer comes.
+    this.pendingFocus = byKeyboard;
     try {
       const view = await game.move(this.gameId, this.token, move);
       this.selected = null;
-      if (this.byKeyboard) {
-        // Back to the hand for the next move (the tile just played leaves it).
-        const next = this.app.querySelector(".htile:not(.selected)") || this.app.querySelector(".htile");
-        if (next) next.focus();
-      }
+      if (move.action !== "draw") this.drawn = null;
+      if (byKeyboard) this.render();
       // The stream brings the entries this move made (bots' replies included) to show one by
       // one; without a stream, show where they led.
       if (!this.live || !this.live.following) {
@@ -270,62 +393,109 @@ class Table {
       }
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      this.problem = error.message;
-      this.render();
+      this.pendingFocus = false;
+      this.showProblem(error);
     }
   }
 
-  // The host hands an absent player's seat to a bot, which plays it from its next move on.
-  takeOver(seat) {
-    return this.host(() => game.seat(this.gameId, this.hostToken, seat, { bot: "planner" }));
+  // Host actions ask first: a second click on "yes" carries them out.
+  ask(kind, seat) {
+    this.confirming = { kind, seat };
+    this.render();
+    const yes = this.app.querySelector(".confirm .yes");
+    if (yes) yes.focus();
+  }
+
+  confirmed() {
+    const { kind, seat } = this.confirming;
+    this.confirming = null;
+    const level = kind === "take-over" ? "planner" : "greedy";
+    return this.host(() => game.seat(this.gameId, this.tableToken, seat, { bot: level }));
   }
 
   async host(call) {
-    this.problem = "";
+    this.problem = null;
     try {
       await call();
       await this.refresh();
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      this.problem = error.message;
-      this.render();
+      this.showProblem(error);
     }
+  }
+
+  confirmBox(question, yesLabel) {
+    return h("div", { class: "confirm", role: "group", "aria-label": question },
+      h("span", { class: "question" }, question),
+      h("button", { type: "button", class: "button yes", onclick: () => this.confirmed() }, yesLabel),
+      h("button", { type: "button", class: "button no", onclick: () => { this.confirming = null; this.render(); } }, t("host.cancel")));
+  }
+
+  hostAction(player, name) {
+    if (this.confirming && this.confirming.kind === "take-over" && this.confirming.seat === player.seat) {
+      return this.confirmBox(t("host.take_over_question", { name }), t("host.take_over_yes"));
+    }
+    return h("button", { type: "button", class: "take-over", onclick: () => this.ask("take-over", player.seat), "aria-label": t("host.take_over_label", { name }) }, t("host.take_over"));
   }
 
   render() {
     if (this.stopped || !this.view) return;
-    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+    const active = document.activeElement;
+    const focused = active && active.dataset ? active.dataset.key : null;
+    const inHand = Boolean(active && active.closest && active.closest(".rack"));
+    const handIndex = inHand ? Array.from(this.app.querySelectorAll(".htile")).indexOf(active) : -1;
     const v = this.view;
     this.app.dataset.version = v.version;
     this.app.dataset.status = v.status;
-    // Whether the legal moves shown are the server's for this version (none while replaying).
     this.app.dataset.settled = String(Boolean(this.settled));
-    document.title = `Mexican Train — ${v.status === "in_round" && v.turn === this.seat ? "your turn" : `round ${v.round}`}`;
+    const myTurn = v.status === "in_round" && v.turn === this.seat;
+    document.title = `${t("app.title")} — ${myTurn ? t("status.your_turn") : t("status.round", { round: v.round })}`;
     replace(this.app,
       this.header(),
-      v.status === "waiting_deal" ? this.lobby() : null,
+      this.transfer ? transferPanel(this.transfer, () => { this.transfer = null; this.render(); }) : null,
+      clockBar(v, { mine: myTurn }),
+      this.summaryPanels(),
       this.results(),
-      h("ol", { class: "players", "aria-label": "Players" }, v.players.map((p) => playerCard(v, p, this.seat, this.hostToken ? (seat) => this.takeOver(seat) : null))),
-      v.status === "waiting_deal" ? null : this.felt(),
-      v.status === "waiting_deal" ? null
-        : this.token ? this.rack() : h("p", { class: "spectating" }, "You are watching this game: hands stay hidden."),
-      this.logPanel());
+      v.status === "waiting_deal" ? this.lobby() : null,
+      h("ol", { class: "players", "aria-label": t("table.players") }, v.players.map((p) => playerCard(v, p, this.seat, {
+        hostAction: this.tableToken ? (player, name) => this.hostAction(player, name) : null,
+        lastMover: this.last ? this.last.seat : null,
+      }))),
+      h("div", { class: "play-area" },
+        h("div", { class: "play-main" },
+          v.status === "waiting_deal" ? null : this.felt(),
+          v.status === "waiting_deal" ? null : this.token ? this.rack() : this.watching()),
+        this.logPanel()));
     this.scrollTrains();
-    // A round's end brings its scores into view (and to a screen reader), once.
-    const results = this.app.querySelector("#results");
-    const ended = results ? `${v.round}-${v.status}` : null;
-    if (results && ended !== this.announced) {
-      this.announced = ended;
-      results.scrollIntoView({ block: "start" });
-      results.focus({ preventScroll: true });
-      return;
+    this.placeFocus({ focused, inHand, handIndex, myTurn });
+    if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
+    this.wasMyTurn = myTurn;
+  }
+
+  // Focus stays where play goes on: on the element it was on; else, after a move made from the
+  // keyboard, on the hand (its first playable tile once it is this seat's turn again).
+  placeFocus({ focused, inHand, handIndex, myTurn }) {
+    if (this.focusSummary !== undefined && this.focusSummary !== null) {
+      const panel = this.app.querySelector(`#summary-${this.focusSummary}`);
+      this.focusSummary = null;
+      if (panel && (this.keyboard || this.pendingFocus)) {
+        panel.focus({ preventScroll: true });
+        return;
+      }
     }
     const again = focused && this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-    if (again) again.focus();
-    else if (focused && this.byKeyboard) {
-      const first = this.app.querySelector(".htile, button.action:enabled");
-      if (first) first.focus();
+    // After a move from the keyboard, play goes on in the hand, not on the train just used.
+    if (again && !(this.pendingFocus && !inHand)) {
+      again.focus({ preventScroll: true });
+      return;
     }
+    if (!inHand && !this.pendingFocus) return;
+    const tiles = Array.from(this.app.querySelectorAll(".htile"));
+    const next = (myTurn && this.settled && (this.app.querySelector(".htile.playable") || this.app.querySelector("button.action:enabled")))
+      || tiles[Math.min(Math.max(handIndex, 0), tiles.length - 1)]
+      || this.app.querySelector(".hand");
+    if (next) next.focus({ preventScroll: true });
+    if (myTurn && this.settled) this.pendingFocus = false;
   }
 
   // Each train shows its open end: the newest tiles, where play goes on.
@@ -333,76 +503,131 @@ class Table {
     for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
   }
 
-  header() {
+  statusText() {
     const v = this.view;
-    const turn = v.players.find((p) => p.seat === v.turn);
-    let status = "";
-    if (v.status === "in_round") status = v.turn === this.seat ? "Your turn" : `${turn ? turn.name : "…"} to play`;
-    else status = { waiting_deal: "Waiting to start", round_over: "Round over", game_over: "Game over" }[v.status] || v.status;
-    return h("section", { class: "summary", "aria-label": "Game" },
-      h("h1", { class: ["turn-banner", v.status === "in_round" && v.turn === this.seat && "mine"] }, status),
-      h("p", { class: "facts" },
-        h("span", {}, `Round ${v.round} of ${v.rounds}`),
-        h("span", {}, `Boneyard ${v.boneyard_size}`),
-        h("span", {}, this.seat === null ? "Watching" : `You are seat ${this.seat + 1}`),
-        this.hostToken ? h("span", {}, "Host") : null));
+    if (v.status === "in_round") {
+      const turn = v.players.find((p) => p.seat === v.turn);
+      return v.turn === this.seat ? t("status.your_turn") : t("status.to_play", { name: turn ? turn.name : "…" });
+    }
+    if (v.status === "waiting_deal") return t("status.waiting_deal");
+    if (v.status === "round_over") return t("status.round_over");
+    return t("status.game_over");
   }
 
-  copyRow(label, url) {
+  header() {
+    const v = this.view;
+    const mine = v.status === "in_round" && v.turn === this.seat;
+    return h("section", { class: "summary", "aria-label": t("table.game") },
+      h("h1", { class: ["turn-banner", mine && "mine"] }, this.statusText()),
+      h("p", { class: "facts" },
+        h("span", {}, t("facts.round", { round: v.round, rounds: v.rounds })),
+        h("span", {}, t("facts.boneyard", { n: v.boneyard_size })),
+        h("span", {}, this.seat === null ? t("facts.watching") : t("facts.seat", { seat: this.seat + 1 })),
+        this.tableToken ? h("span", {}, t("facts.host")) : null,
+        this.token && v.status !== "game_over"
+          ? h("button", { type: "button", class: "link-button", id: "move-seat", onclick: () => this.askTransfer() }, t("transfer.open"))
+          : null),
+      rulesLine(v));
+  }
+
+  async askTransfer() {
+    try {
+      const ticket = await game.transfer(this.gameId, this.token);
+      this.transfer = { ...ticket, gameId: this.gameId };
+      this.render();
+      const panel = this.app.querySelector("#transfer");
+      if (panel) panel.focus();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      this.showProblem(error);
+    }
+  }
+
+  copyRow(label, url, key) {
     const input = h("input", { type: "text", readonly: true, value: url, "aria-label": label });
     const status = h("span", { class: "copied", role: "status" });
     const copy = async () => {
       input.select();
       try {
         await navigator.clipboard.writeText(url);
-        status.textContent = "Copied";
+        status.textContent = t("copy.copied");
       } catch (error) {
-        status.textContent = "Selected: press Ctrl+C to copy";
+        status.textContent = t("copy.selected");
       }
     };
     return h("div", { class: "copy-row" }, h("span", { class: "copy-label" }, label), input,
-      h("button", { type: "button", class: "copy", onclick: copy, "aria-label": `Copy ${label}` }, "Copy"), status);
+      h("button", { type: "button", class: "copy", onclick: copy, dataset: { key }, "aria-label": t("copy.label", { label }) }, t("copy.button")), status);
+  }
+
+  seatInvite(p) {
+    const url = this.invites[p.seat];
+    const rows = [url ? this.copyRow(t("lobby.invite_for", { seat: p.seat + 1 }), url, `invite-${p.seat}`) : h("p", {}, t("lobby.seat_open", { seat: p.seat + 1 }))];
+    if (!this.tableToken) return rows;
+    if (this.confirming && this.confirming.kind === "fill" && this.confirming.seat === p.seat) {
+      rows.push(this.confirmBox(t("host.fill_question", { seat: p.seat + 1 }), t("host.fill_yes")));
+    } else {
+      rows.push(h("button", { type: "button", class: "button fill-bot", dataset: { seat: p.seat }, onclick: () => this.ask("fill", p.seat) }, t("lobby.fill_bot", { seat: p.seat + 1 })));
+    }
+    return rows;
   }
 
   lobby() {
     const v = this.view;
     const openSeats = v.players.filter((p) => p.open);
-    const rows = [];
-    for (const p of openSeats) {
-      const url = this.invites[p.seat];
-      rows.push(url ? this.copyRow(`Invite for seat ${p.seat + 1}`, url) : h("p", {}, `Seat ${p.seat + 1} is open, waiting for its player.`));
-      if (this.hostToken) {
-        rows.push(h("button", {
-          type: "button", class: "button fill-bot", dataset: { seat: p.seat },
-          onclick: () => this.host(() => game.seat(this.gameId, this.hostToken, p.seat, { bot: "greedy" })),
-        }, `Give seat ${p.seat + 1} to a bot instead`));
-      }
-    }
-    rows.push(this.copyRow("Link for spectators", `${location.origin}/#/game/${encodeURIComponent(this.gameId)}`));
-    const start = this.hostToken
-      ? h("button", { type: "button", class: "primary", id: "start", disabled: openSeats.length > 0, onclick: () => this.host(() => game.deal(this.gameId, this.hostToken)) },
-        openSeats.length ? `Waiting for ${openSeats.length} player${openSeats.length === 1 ? "" : "s"}` : "Start the game")
-      : h("p", {}, "The host starts the game once every seat is taken.");
-    return h("section", { class: "panel lobby", "aria-label": "Invitations" },
-      h("h2", {}, openSeats.length ? "Invite your friends" : "Everyone is seated"),
-      h("p", {}, openSeats.length ? "Send each friend their own link: it seats one person." : "All seats are taken."),
-      rows, start, h("p", { class: "problem", role: "alert" }, this.problem));
+    const rows = openSeats.map((p) => this.seatInvite(p));
+    rows.push(this.copyRow(t("lobby.spectators"), `${location.origin}/#/game/${encodeURIComponent(this.gameId)}`, "spectators"));
+    const start = this.tableToken
+      ? h("button", { type: "button", class: "primary", id: "start", disabled: openSeats.length > 0, onclick: () => this.host(() => game.deal(this.gameId, this.tableToken)) },
+        openSeats.length ? tn("lobby.waiting_for", openSeats.length) : t("lobby.start"))
+      : h("p", {}, t("lobby.host_starts"));
+    return h("section", { class: "panel lobby", "aria-label": t("lobby.label") },
+      h("h2", {}, openSeats.length ? t("lobby.invite_title") : t("lobby.all_seated")),
+      h("p", {}, openSeats.length ? t("lobby.invite_text") : t("lobby.all_seated_text")),
+      rows, start, this.problemLine("lobby-problem"));
+  }
+
+  // A spectator's place of the rack: what watching means, and why, if the seat left.
+  watching() {
+    return h("div", { class: "watching" },
+      h("p", { class: "spectating" }, t("table.watching_text")),
+      this.problem ? this.problemLine("problem") : null);
+  }
+
+  problemLine(id) {
+    return h("p", { class: ["problem", this.problem && this.problem.transient && "transient"], role: "alert", id }, this.problem ? this.problem.text : "");
+  }
+
+  summaryPanels() {
+    const v = this.view;
+    const open = this.summaries.filter((s) => !s.dismissed);
+    if (!open.length) return null;
+    const latest = open[open.length - 1];
+    return h("div", { class: "summaries" }, open.slice().reverse().map((s) => summaryPanel(s, {
+      onDismiss: () => this.dismiss(s),
+      extra: s === latest && this.tableToken && v.status === "round_over" && v.round === s.round
+        ? h("button", { type: "button", class: "primary", id: "deal", onclick: () => this.host(() => game.deal(this.gameId, this.tableToken)) }, t("summary.deal_next", { round: v.round + 1 }))
+        : null,
+    })));
+  }
+
+  dismiss(summary) {
+    summary.dismissed = true;
+    this.pendingFocus = true;
+    this.render();
   }
 
   results() {
     const v = this.view;
-    if (!this.score || !["round_over", "game_over"].includes(v.status)) return null;
+    if (!this.score || v.status !== "game_over") return null;
     const winners = (v.winners || this.score.winners || []).map((s) => v.players[s].name);
-    const deal = this.hostToken && v.status === "round_over" && !v.auto_deal
-      ? h("button", { type: "button", class: "primary", id: "deal", onclick: () => this.host(() => game.deal(this.gameId, this.hostToken)) }, `Deal round ${v.round + 1}`)
-      : null;
-    return h("section", { class: ["panel results", v.status === "game_over" && "final"], "aria-label": "Scores", id: "results", tabindex: "-1" },
-      v.status === "game_over"
-        ? h("h2", { class: "winners" }, trophyIcon(), ` ${winners.join(" and ")} win${winners.length === 1 ? "s" : ""}!`)
-        : h("h2", {}, `Round ${v.round} is over`),
+    return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1" },
+      h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: winners.join(" & ") })),
       scoreTable(this.score, v),
-      deal,
-      v.status === "game_over" ? h("p", {}, h("a", { href: "#/", class: "button" }, "Play again")) : null);
+      h("p", { class: "after-game" },
+        this.token ? h("button", { type: "button", class: "primary", id: "rematch", onclick: (event) => this.rematch(event.currentTarget) }, t("rematch.button")) : null,
+        " ",
+        h("a", { href: "#/", class: "button" }, t("score.new_game"))),
+      this.token ? this.problemLine("rematch-problem") : null);
   }
 
   felt() {
@@ -411,42 +636,45 @@ class Table {
     const rows = v.trains.map((train) => trainRow(v, train, {
       target: legalTrains ? legalTrains.has(train.id) : null,
       selected: this.selected,
+      last: this.last && this.last.train === train.id ? this.last : null,
       onChoose: (id) => this.choose(id),
     }));
-    return h("section", { class: "felt", "aria-label": "Table" },
-      v.engine === null ? h("p", { class: "empty-table" }, "The tiles are not dealt yet.")
-        : h("div", { class: "engine" }, h("span", { class: "engine-label" }, "Engine"), h("span", { class: "engine-value" }, `${v.engine}-${v.engine}`)),
-      h("ul", { class: "trains", "aria-label": "Trains" }, rows));
+    return h("section", { class: "felt", "aria-label": t("table.table") },
+      v.engine === null ? h("p", { class: "empty-table" }, t("table.not_dealt"))
+        : h("div", { class: "engine" }, h("span", { class: "engine-label" }, t("table.engine")), h("span", { class: "engine-value" }, `${v.engine}-${v.engine}`)),
+      h("ul", { class: "trains", "aria-label": t("table.trains") }, rows));
+  }
+
+  actionButtons() {
+    const allowed = new Set(this.legal.map((m) => m.action));
+    const labels = { draw: t("action.draw"), mark: t("action.mark"), end_turn: t("action.end_turn") };
+    return Object.entries(labels).map(([action, label]) => h("button", {
+      type: "button", class: "action", id: `action-${action}`, disabled: !allowed.has(action),
+      dataset: { key: `action-${action}` }, onclick: () => this.act({ action }),
+    }, label));
   }
 
   rack() {
     const v = this.view;
     const hand = v.hand || [];
-    const plays = new Set(this.legal.filter((m) => m.action === "play").map((m) => tileName(m.tile)));
     const tiles = hand.map((tile) => handTile(tile, {
-      playable: plays.has(tileName(tile)),
-      selected: this.selected && tileName(this.selected) === tileName(tile),
-      onSelect: (t) => this.select(t),
+      playable: this.legalFor(tile).length > 0,
+      selected: this.selected && sameTile(this.selected, tile),
+      drawn: this.drawn && sameTile(this.drawn, tile),
+      onSelect: (chosen) => this.select(chosen),
     }));
-    const allowed = new Set(this.legal.map((m) => m.action));
-    const buttons = ACTIONS.map(([action, label]) => h("button", {
-      type: "button", class: "action", id: `action-${action}`, disabled: !allowed.has(action),
-      dataset: { key: `action-${action}` }, onclick: () => this.act({ action }),
-    }, label));
-    const hint = this.selected
-      ? `Now choose a train for ${tileName(this.selected)} (marked ✓), or the tile again to put it back.`
-      : plays.size ? "Choose a tile (✓ can be played), then a train." : "";
-    return h("section", { class: "rack", "aria-label": "Your hand" },
-      h("div", { class: "rack-head" }, h("h2", {}, `Your hand · ${hand.length} tile${hand.length === 1 ? "" : "s"}`), h("p", { class: "hint" }, hint)),
-      h("div", { class: "hand", role: "group", "aria-label": "Tiles in your hand" }, tiles),
-      v.status === "in_round" ? h("div", { class: "actions" }, buttons) : null,
-      h("p", { class: "problem", role: "alert", id: "problem" }, this.problem));
+    const words = hint(v, { legal: this.legal, seat: this.seat, selected: this.selected, settled: this.settled });
+    return h("section", { class: "rack", "aria-label": t("rack.label") },
+      h("div", { class: "rack-head" }, h("h2", {}, tn("rack.title", hand.length)), h("p", { class: "hint", id: "hint" }, words)),
+      h("div", { class: "hand", role: "group", tabindex: "-1", "aria-label": t("rack.tiles"), "aria-describedby": "hint" }, tiles),
+      v.status === "in_round" ? h("div", { class: "actions" }, this.actionButtons()) : null,
+      this.problemLine("problem"));
   }
 
   logPanel() {
-    return h("section", { class: "log", "aria-label": "What happened" },
-      h("h2", {}, "Last moves"),
-      h("ol", { "aria-live": "polite" }, this.log.map((line) => h("li", { dataset: { version: line.version } }, line.text))));
+    return h("aside", { class: "log", "aria-label": t("log.title") },
+      h("h2", {}, t("log.title")),
+      h("ol", { class: "log-lines", tabindex: "0", "aria-label": t("log.title") }, this.log.map((line) => h("li", { dataset: { version: line.version } }, line.text))));
   }
 }
 

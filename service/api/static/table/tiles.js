@@ -1,5 +1,8 @@
 // Domino tiles drawn as SVG: pips in the classic layouts (3x3 grid up to 9, three columns
-// beyond), each number with its own pip colour as an extra cue; the count is the signal.
+// beyond), each number with its own pip colour as an extra cue; the count is the signal. Each
+// half also carries its number, shown instead of the pips when the player asks for numbers.
+// Colours come from a palette told apart under the common colour-vision deficiencies
+// (Okabe-Ito); 8 to 12 reuse 1 to 5's colours as rings, so shape tells those apart.
 
 import { svg } from "./dom.js";
 
@@ -32,9 +35,12 @@ function pipPoints(n) {
 
 function half(n, x, y, size) {
   const radius = n > 9 ? size * 0.065 : size * 0.085;
-  return pipPoints(n).map(([px, py]) =>
-    svg("circle", { class: `pip pip-${n % 13}`, cx: x + px * size, cy: y + py * size, r: radius }),
+  const ring = n >= 8;
+  const pips = pipPoints(n).map(([px, py]) =>
+    svg("circle", { class: ["pip", `pip-${n % 13}`, ring && "ring"], cx: x + px * size, cy: y + py * size, r: ring ? radius * 0.8 : radius }),
   );
+  const number = svg("text", { class: "number", x: x + size / 2, y: y + size / 2, "text-anchor": "middle", "dominant-baseline": "central" }, String(n));
+  return [svg("g", { class: "pips" }, pips), number];
 }
 
 export function tileName([a, b]) {

@@ -1,0 +1,59 @@
+// Every word the page shows comes from one catalogue, strings.json: {language: {key: text}}.
+// Texts hold {name} placeholders; a key with ".one" and ".other" forms is counted (tn). The
+// browser's language is the default, a picker changes it, and the choice is kept.
+
+import { settings, saveSettings } from "./settings.js";
+
+export const LANGUAGES = [
+  ["en", "English"],
+  ["sw", "Kiswahili"],
+  ["tr", "Türkçe"],
+  ["ha", "Hausa"],
+  ["ceb", "Cebuano"],
+  ["fi", "Suomi"],
+];
+const FALLBACK = "en";
+let catalogue = {};
+let current = FALLBACK;
+
+function browserLanguage() {
+  const known = new Set(LANGUAGES.map(([code]) => code));
+  for (const tag of navigator.languages || [navigator.language || FALLBACK]) {
+    const base = String(tag).toLowerCase().split("-")[0];
+    if (known.has(base)) return base;
+  }
+  return FALLBACK;
+}
+
+export async function loadStrings() {
+  const response = await fetch("/table/strings.json", { cache: "no-cache" });
+  catalogue = await response.json();
+  useLanguage(settings().language || browserLanguage(), { keep: false });
+}
+
+export function language() {
+  return current;
+}
+
+export function useLanguage(code, { keep = true } = {}) {
+  current = catalogue[code] ? code : FALLBACK;
+  document.documentElement.lang = current;
+  if (keep) saveSettings({ language: current });
+}
+
+function fill(text, params) {
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+}
+
+export function t(key, params = {}) {
+  const own = catalogue[current] || {};
+  const text = key in own ? own[key] : (catalogue[FALLBACK] || {})[key];
+  return fill(text === undefined ? key : text, params);
+}
+
+// A counted text: "{n} tiles" / "{n} tile".
+export function tn(key, n, params = {}) {
+  const rules = new Intl.PluralRules(current === "ceb" ? "en" : current);
+  const form = rules.select(n) === "one" ? "one" : "other";
+  return t(`${key}.${form}`, { n, ...params });
+}

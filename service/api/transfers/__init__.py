@@ -1,0 +1,1 @@
+"""Seat transfers: a seat moved to another device with a one-time ticket."""

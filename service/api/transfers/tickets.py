@@ -1,0 +1,75 @@
+"""Issuing and claiming seat transfer tickets (the store keeps them: service/store/transfers).
+
+A claim gives the seat a new token and appends a ``transfer`` entry: the old token stops
+working at once, on its open streams too (the entry revokes it, as a seat change does), so a
+seat is never held on two devices.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Response, request
+
+from service.rules import RoleKind
+from service.rules.log import By, Kind, Record, rfc3339
+from service.store.tokens import hash_token, new_token
+from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
+
+from ..codes import Problem
+from ..limits import PerAddress, limit_address
+from ..problems import ApiError
+from ..store_access import store
+from ..transaction import Decision, Loaded, load_game, now_ms, transact, with_seat_token
+
+#: Tickets start with this, which no token, invite or stream ticket does.
+TICKET_PREFIX = "tt."
+
+
+def issue(game_id: str) -> dict[str, Any]:
+    """A ticket for the caller's seat (its seat token only)."""
+    g = load_game(game_id, RoleKind.SEAT)
+    if g.seat is None or g.token is None:
+        raise ApiError(Problem.NOT_A_SEAT, "Only a seat's own token moves it to another device.")
+    ticket = TICKET_PREFIX + secrets.token_urlsafe(24)
+    store().transfers.issue(game_id, ticket, Transfer(g.seat, hash_token(g.token)))
+    return {
+        "ticket": ticket,
+        "url": f"{request.host_url.rstrip('/')}/#/take/{game_id}/{ticket}",
+        "expires_at": rfc3339(now_ms() + TRANSFER_SECONDS * 1000),
+    }
+
+
+def claim(game_id: str, ticket: str) -> Response:
+    """Spend the ticket: the seat's new token, the old one revoked."""
+    limit_address(PerAddress.JOIN)
+    outcome, moved = store().transfers.claim(game_id, ticket)
+    if outcome is Claim.SPENT:
+        raise ApiError(Problem.TRANSFER_USED, "This transfer ticket was claimed already.")
+    if moved is None:
+        raise gone()
+    return transact(game_id, lambda g: _moved(g, moved), keyed=False, attempts=8)
+
+
+def _moved(g: Loaded, moved: Transfer) -> Decision:
+    seat = moved.seat
+    if g.record.seat_digests[seat] != moved.digest:
+        raise gone()  # the seat changed hands since the ticket was issued
+    token = new_token()
+    record = Record(Kind.TRANSFER, By.PLAYER, now_ms(), seat)
+
+    def answer(g: Loaded, version: int, _: Any) -> tuple[int, dict[str, Any]]:
+        name = g.state.players[seat]
+        body = {"game_id": g.record.game_id, "seat": seat, "name": name, "token": token}
+        return 201, {**body, "version": version}
+
+    return Decision(record, [], with_seat_token(g, seat, token), answer=answer, secret=True)
+
+
+def gone() -> ApiError:
+    return ApiError(
+        Problem.TRANSFER_NOT_FOUND,
+        "There is no such transfer ticket: it expired, is not this game's, or its seat changed "
+        "hands since.",
+    )

@@ -1,0 +1,347 @@
+"""How the table looks and reads: every screen at two sizes in English and Swahili (the browser's
+language) checked by axe-core and photographed, the table in each of the six languages, the
+picker, pip colours told apart under colour-vision deficiencies, tiles that scale and show
+numbers, moves and "your turn" announced, and a focus ring unlike the playable mark."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from service.api.table_page import TABLE_DIR
+from tests.browser.harness import Pages
+from tests.browser.table import (
+    SETTINGS_KEY,
+    STORAGE_KEY,
+    Game,
+    create_from_position,
+    create_game,
+    double_six_rest,
+    play_turn_by_clicking,
+    shown_version,
+    wait_shown,
+    words,
+)
+
+SIZES = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
+LOCALES = {"en": "en-GB", "sw": "sw-KE"}
+ALL_LANGUAGES = ("en", "sw", "tr", "ha", "ceb", "fi")
+Axe = Callable[[Page, str], list[dict[str, Any]]]
+
+
+def finished(status: str, rounds: int) -> dict[str, Any]:
+    """A double-6 game of ann and bo whose first round ended with ann out."""
+    hands = [[], [[0, 0], [4, 4], [2, 3]]]
+    trains = {"0": [[6, 1], [1, 2]], "1": [[6, 3]], "mexican": [[6, 5]]}
+    placed = [t for h in hands for t in h] + [t for tr in trains.values() for t in tr]
+    return {
+        "format": "mexican-train-position/1",
+        "players": ["ann", "bo"],
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": rounds}},
+        "status": status,
+        "round": 1,
+        "engine": 6,
+        "turn": None,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": double_six_rest(*placed),
+        "trains": trains,
+        "marked": [False, False],
+        "open_doubles": [],
+        "scores": [[0], [63]],
+    }
+
+
+class Screens:
+    """The games behind every screen, made once for all languages and sizes."""
+
+    def __init__(self, base: str, prep: Page) -> None:
+        self.base = base
+        bots = [{"name": f"cpu{i}", "bot": "greedy"} for i in (1, 2, 3)]
+        self.play = create_game(
+            base, {"players": ["ann", *bots], "options": {"rounds": 2}, "auto_deal": True}
+        )
+        hold(prep, self.play, 0, "en")
+        for _ in range(3):
+            wait_shown(prep, self.play.version())
+            play_turn_by_clicking(prep)
+        wait_shown(prep, self.play.version())
+        self.lobby = create_game(
+            base, {"players": ["ann", {"open": True}, {"name": "cpu", "bot": "random"}]}
+        )
+        self.join = create_game(base, {"players": ["ann", {"open": True}]})
+        self.summary = create_from_position(base, finished("round_over", 3))
+        self.final = create_from_position(base, finished("game_over", 1))
+
+
+def hold(page: Page, game: Game, seat: int | None, language: str, **extra: Any) -> None:
+    """Open the game's table in ``language`` holding ``seat`` (None: as a spectator)."""
+    page.goto(game.base + "/")
+    held = (
+        {}
+        if seat is None
+        else {game.game_id: {"seat": seat, "token": game.tokens[seat], "updated": 1, **extra}}
+    )
+    page.evaluate(
+        "([k, held, s, lang]) => { localStorage.setItem(k, JSON.stringify(held));"
+        " localStorage.setItem(s, JSON.stringify({language: lang})); }",
+        [STORAGE_KEY, held, SETTINGS_KEY, language],
+    )
+    page.goto(f"{game.base}/#/game/{game.game_id}")
+    page.reload()  # the language is read when the page loads
+    expect(page.locator("#app[data-version]")).to_be_visible()
+    page.wait_for_function("document.getElementById('app').dataset.settled === 'true'")
+
+
+def look(
+    page: Page, axe: Axe, shots: list[Path], screenshot: Callable[..., Path], label: str
+) -> None:
+    axe(page, label)
+    shots.append(screenshot(page, label, full_page=True))
+
+
+@pytest.mark.parametrize("language", list(LOCALES))
+def test_every_screen_in_two_sizes_passes_axe(
+    table_server: str, new_page: Pages, axe: Axe, screenshot: Callable[..., Path], language: str
+) -> None:
+    screens = Screens(table_server, new_page(viewport=SIZES["1280"]))
+    shots: list[Path] = []
+    for size, viewport in SIZES.items():
+        page = new_page(viewport=viewport, locale=LOCALES[language])
+        new_page.log(page).allow(r"status of 404")
+        tag = f"{language}-{size}"
+        # The create form, in the browser's language, with the games this browser holds.
+        hold(page, screens.play, 0, language)
+        page.goto(table_server + "/")
+        expect(page.locator(".my-game .game-state")).not_to_have_text(
+            words("games.asking", language)
+        )
+        expect(page.locator("#create-title")).to_have_text(words("create.title", language))
+        look(page, axe, shots, screenshot, f"create-{tag}")
+        # The table in play, a tile chosen, then the seat transfer.
+        hold(page, screens.play, 0, language)
+        if page.locator(".htile.playable").count():
+            page.locator(".htile.playable").first.click()
+        look(page, axe, shots, screenshot, f"table-{tag}")
+        page.locator("#move-seat").click()
+        expect(page.locator("#transfer svg.qr")).to_be_visible()
+        look(page, axe, shots, screenshot, f"transfer-{tag}")
+        # A spectator.
+        hold(page, screens.play, None, language)
+        expect(page.locator(".spectating")).to_have_text(words("table.watching_text", language))
+        look(page, axe, shots, screenshot, f"spectator-{tag}")
+        # The lobby of a host with an open seat.
+        invite = f"{table_server}/#/join/{screens.lobby.game_id}/made-up-for-the-look"
+        hold(
+            page,
+            screens.lobby,
+            0,
+            language,
+            tableToken=screens.lobby.table_token,
+            invites={"1": invite},
+        )
+        expect(page.locator(".lobby")).to_be_visible()
+        look(page, axe, shots, screenshot, f"lobby-{tag}")
+        # The join form.
+        page.goto(f"{table_server}/#/join/{screens.join.game_id}/any-invite")
+        expect(page.locator("#join-title")).to_have_text(words("join.title", language))
+        look(page, axe, shots, screenshot, f"join-{tag}")
+        # A round's summary, and the end of a game.
+        hold(page, screens.summary, 0, language)
+        expect(page.locator(".round-summary")).to_be_visible()
+        look(page, axe, shots, screenshot, f"summary-{tag}")
+        hold(page, screens.final, 0, language)
+        expect(page.locator("#results")).to_be_visible()
+        look(page, axe, shots, screenshot, f"final-{tag}")
+        # The leaderboard of bots.
+        page.goto(f"{table_server}/#/leaderboard/bots")
+        expect(page.locator("#board-title")).to_have_text(words("board.title", language))
+        expect(page.locator(".board-body [role=status]")).to_have_count(0)
+        look(page, axe, shots, screenshot, f"leaderboard-{tag}")
+        # A game that is not there.
+        page.goto(f"{table_server}/#/game/NoSuchGame01")
+        expect(page.locator(".gone h1")).to_have_text(words("table.not_found_title", language))
+        look(page, axe, shots, screenshot, f"gone-{tag}")
+    assert len(shots) == 20
+
+
+def test_the_table_in_every_language_and_the_picker(
+    table_server: str, new_page: Pages, axe: Axe, screenshot: Callable[..., Path]
+) -> None:
+    game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 4})
+    game.api("POST", "/deal", game.host_token)
+    page = new_page(viewport=SIZES["1280"])
+    for language in ALL_LANGUAGES:
+        hold(page, game, 0, language)
+        expect(page.locator("html")).to_have_attribute("lang", language)
+        expect(page.locator(".rack h2")).to_have_text(
+            words("rack.title.other", language, n=len(game.api("GET", "", game.tokens[0])["hand"]))
+        )
+        axe(page, language)
+        screenshot(page, language)
+    # The picker changes the language at once and keeps the choice.
+    page.locator("#language").select_option("tr")
+    expect(page.locator(".turn-banner")).to_have_text(
+        re.compile(f"{words('status.your_turn', 'tr')}|{words('status.to_play', 'tr', name='bo')}")
+    )
+    page.reload()
+    expect(page.locator("#language")).to_have_value("tr")
+
+
+# Machado, Oliveira and Fernandes (2009), full severity, on linear RGB.
+DEFICIENCIES = {
+    "protanopia": (
+        (0.152286, 1.052583, -0.204868),
+        (0.114503, 0.786281, 0.099216),
+        (-0.003882, -0.048116, 1.051998),
+    ),
+    "deuteranopia": (
+        (0.367322, 0.860646, -0.227968),
+        (0.280085, 0.672501, 0.047413),
+        (-0.011820, 0.042940, 0.968881),
+    ),
+    "tritanopia": (
+        (1.255528, -0.076749, -0.178779),
+        (-0.078411, 0.930809, 0.147602),
+        (0.004733, 0.691367, 0.303900),
+    ),
+}
+# CIE76 distance two pip colours keep at least, under each deficiency.
+MIN_DELTA_E = 15
+
+
+def lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
+    r, g, b = rgb
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return (116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z)))
+
+
+def seen(hex_colour: str, matrix: tuple[tuple[float, ...], ...]) -> tuple[float, float, float]:
+    def linear(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    rgb = [linear(int(hex_colour[i : i + 2], 16)) for i in (1, 3, 5)]
+    out = [max(0.0, min(1.0, sum(m * c for m, c in zip(row, rgb, strict=True)))) for row in matrix]
+    return lab((out[0], out[1], out[2]))
+
+
+def pip_colours() -> dict[int, str]:
+    css = (TABLE_DIR / "table.css").read_text()
+    colours = {}
+    for selectors, colour in re.findall(r"((?:\.pip-\d+,?\s*)+)\{ fill: (#[0-9a-f]{6}); \}", css):
+        for number in re.findall(r"\.pip-(\d+)", selectors):
+            colours[int(number)] = colour
+    return colours
+
+
+def test_pip_colours_are_told_apart_under_colour_vision_deficiencies() -> None:
+    colours = pip_colours()
+    assert set(colours) == set(range(1, 13))
+    # 1 to 7 are solid, 8 to 12 rings: each group must be told apart by colour alone.
+    for group in (range(1, 8), range(8, 13)):
+        for name, matrix in DEFICIENCIES.items():
+            for a, b in itertools.combinations(group, 2):
+                distance = math.dist(seen(colours[a], matrix), seen(colours[b], matrix))
+                assert distance >= MIN_DELTA_E, (name, a, b, round(distance, 1))
+
+
+def tile_width(page: Page) -> float:
+    """A train tile's laid-out width (the last one played may be mid-animation)."""
+    return float(page.locator(".ttile:not(.double)").first.evaluate("e => e.offsetWidth"))
+
+
+def test_tiles_scale_zoom_and_show_numbers(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 4})
+    game.api("POST", "/deal", game.host_token)
+    starter = game.api("GET")["turn"]
+    page = new_page(viewport=SIZES["1280"])
+    hold(page, game, starter, "en")
+    play_turn_by_clicking(page)
+    wait_shown(page, game.version())
+    wide = tile_width(page)
+    page.set_viewport_size(SIZES["390"])
+    narrow = tile_width(page)
+    assert wide >= 80 and narrow >= 60, (wide, narrow)  # were 54 and 40
+    page.locator("#zoom-in").click()
+    page.locator("#zoom-in").click()
+    assert tile_width(page) >= narrow * 1.45
+    zoomed = tile_width(page)
+    print(f"\ntrain tiles: {wide:.0f} px wide at 1280, {narrow:.0f} at 390, {zoomed:.0f} zoomed")
+    page.locator("#numbers").click()
+    expect(page.locator("#numbers")).to_have_attribute("aria-pressed", "true")
+    number = page.locator(".htile .face .number").first
+    expect(number).to_be_visible()
+    expect(page.locator(".htile .face .pips").first).to_be_hidden()
+    tile = page.locator(".htile").first.get_attribute("data-tile") or ""
+    shown = (
+        page.locator(".htile")
+        .first.locator(".number")
+        .evaluate_all("els => els.map(e => e.textContent)")
+    )
+    assert "-".join(shown) == tile
+    screenshot(page, "numbers-390")
+    page.reload()
+    expect(page.locator(".htile .face .number").first).to_be_visible()
+
+
+def test_moves_and_your_turn_are_announced_and_focus_stays_in_play(
+    table_server: str, page: Page
+) -> None:
+    game = create_game(
+        table_server,
+        {
+            "players": ["ann", {"name": "cpu", "bot": "greedy"}],
+            "options": {"set": 6},
+            "auto_deal": True,
+        },
+    )
+    hold(page, game, 0, "en")
+    page.evaluate(
+        """() => { window.said = [];
+          const region = document.getElementById('announce');
+          new MutationObserver(() => window.said.push(region.textContent))
+            .observe(region, {childList: true, characterData: true, subtree: true}); }"""
+    )
+    said: list[str] = []
+    for _ in range(12):
+        wait_shown(page, game.version())
+        said = page.evaluate("window.said")
+        if any("cpu" in line for line in said) and words("announce.your_turn") in said:
+            break
+        if not page.locator(".turn-banner.mine").count():
+            continue
+        # Keyboard only: the focus goes to a playable tile or an action, never back to the top.
+        before = shown_version(page)
+        if page.locator(".htile.playable").count():
+            page.locator(".htile.playable").first.focus()
+            page.keyboard.press("Enter")
+            page.keyboard.press("Enter")
+        else:
+            page.locator("button.action:enabled").first.focus()
+            page.keyboard.press("Enter")
+        wait_shown(page, before + 1)
+        focused = page.evaluate("document.activeElement.outerHTML")
+        assert page.evaluate("!!document.activeElement.closest('.rack')"), focused
+    said = page.evaluate("window.said")
+    assert any("cpu" in line for line in said), (said, page.locator(".log-lines").inner_text())
+    assert words("announce.your_turn") in said, said
+    # The focus ring is not the playable tile's border: white outline and a dark halo.
+    page.locator(".htile").first.focus()
+    ring = page.evaluate("getComputedStyle(document.activeElement).outlineColor")
+    assert ring == "rgb(255, 255, 255)", ring

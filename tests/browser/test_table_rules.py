@@ -1,0 +1,168 @@
+"""Rules on the table: the hint says what can be done and why (the opening chain, drawing,
+passing, which of two open doubles comes first), a tile without a move cannot be chosen, a
+refusal is worded for people, errors clear themselves, and the rules in use are named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.harness import PageLog
+from tests.browser.table import (
+    create_from_position,
+    create_game,
+    double_six_rest,
+    hold_seat,
+    my_turn,
+    shown_version,
+    wait_shown,
+    words,
+)
+
+PLAYERS = ["ann", "bo"]
+
+
+def position(
+    hands: list[list[list[int]]],
+    trains: dict[str, Any],
+    open_doubles: list[str],
+    boneyard_first: list[list[int]] = [],  # noqa: B006 - never changed
+) -> dict[str, Any]:
+    """A double-6 round of ann and bo, both past their opening turn, ann to play."""
+    placed = [tile for hand in hands for tile in hand]
+    placed += [tile for train in trains.values() if train for tile in train]
+    rest = double_six_rest(*placed, *boneyard_first)
+    return {
+        "format": "mexican-train-position/1",
+        "players": PLAYERS,
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3}},
+        "round": 1,
+        "engine": 6,
+        "turn": 0,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": [*boneyard_first, *rest],
+        "trains": trains,
+        "marked": [False, False],
+        "open_doubles": open_doubles,
+        "scores": [[], []],
+    }
+
+
+def hint(page: Page) -> str:
+    return page.locator("#hint").inner_text()
+
+
+def test_of_two_open_doubles_the_oldest_comes_first_and_other_tiles_cannot_be_chosen(
+    table_server: str, page: Page
+) -> None:
+    hands = [[[4, 1], [2, 5], [0, 0]], [[3, 3], [1, 1], [0, 1]]]
+    trains = {"0": [[6, 2], [2, 2]], "1": [[6, 4], [4, 4]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, ["1", "0"]))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    oldest = words("hint.doubles_oldest", train=words("train.of", name="bo"))
+    expect(page.locator("#hint")).to_have_text(f"{oldest} {words('hint.choose_tile')}")
+    expect(page.locator('.train[data-train="1"] .double-flag')).to_have_text(
+        words("train.open_double_first")
+    )
+    # 2-5 would cover the younger double: it is not offered, and choosing it says why.
+    blocked = page.locator('.htile[data-tile="2-5"]')
+    expect(blocked).to_have_class("htile unplayable")
+    expect(blocked).to_have_attribute("aria-disabled", "true")
+    version = shown_version(page)
+    blocked.click(force=True)
+    expect(page.locator("#problem")).to_have_text(words("refuse.tile_no_fit", tile="2-5", ends="4"))
+    expect(page.locator(".htile.selected")).to_have_count(0)
+    assert game.version() == version
+    page.locator('.htile[data-tile="1-4"], .htile[data-tile="4-1"]').click()
+    expect(page.locator(".train-target.legal")).to_have_count(1)
+    expect(page.locator(".train-target.legal")).to_have_attribute("data-train", "1")
+
+
+def test_draw_then_pass_is_explained_and_the_drawn_tile_marked(
+    table_server: str, page: Page
+) -> None:
+    hands = [[[0, 0], [1, 2]], [[3, 4], [5, 5]]]
+    trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    expect(page.locator("#hint")).to_have_text(words("hint.draw"))
+    expect(page.locator("#action-draw")).to_be_enabled()
+    expect(page.locator(".htile.playable")).to_have_count(0)
+    page.locator("#action-draw").click()
+    wait_shown(page, 2)
+    drawn = page.locator('.htile.drawn[data-tile="0-1"]')
+    expect(drawn).to_be_visible()
+    expect(drawn).to_contain_text(words("tile.new"))
+    expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
+    page.locator("#action-mark").click()
+    expect(page.locator('.train[data-train="0"] .marked-flag')).to_be_visible()
+
+
+def test_the_opening_chain_is_explained_and_the_rules_named(table_server: str, page: Page) -> None:
+    game = create_game(
+        table_server, {"players": PLAYERS, "options": {"set": 6, "rounds": 2}, "seed": 11}
+    )
+    game.api("POST", "/deal", game.host_token)
+    starter = game.api("GET")["turn"]
+    hold_seat(page, game, starter)
+    wait_shown(page, game.version())
+    assert my_turn(page)
+    expect(page.locator("#hint")).to_contain_text(words("hint.opening_chain"))
+    expect(page.locator(".rules summary")).to_have_text(
+        words("rules.in_use.other", preset=words("rules.standard"), set=6, n=2)
+    )
+    page.locator(".rules summary").click()
+    expect(page.locator(".rules li").first).to_have_text(words("rules.set", set=6, hand=7))
+    tile = page.locator(".htile.playable").first
+    tile.click()
+    page.locator(".train-target.legal").first.click()
+    wait_shown(page, game.version())
+    if my_turn(page) and page.locator("#action-end_turn").is_enabled():
+        expect(page.locator("#hint")).to_contain_text(words("hint.opening_more"))
+
+
+def test_a_refusal_is_worded_for_people_and_a_lost_server_clears_itself(
+    table_server: str, page: Page, page_log: PageLog
+) -> None:
+    game = create_game(table_server, {"players": PLAYERS, "options": {"set": 6}, "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    starter = game.api("GET")["turn"]
+    page_log.allow(r"status of 409|net::ERR_FAILED")
+    # No stream: the page fetches the view every few seconds, and then those fetches fail.
+    page.route("**/events?**", lambda route: route.abort())
+    hold_seat(page, game, starter)
+    wait_shown(page, game.version())
+    cut = {"on": True}
+
+    def reads(url: str) -> bool:
+        return cut["on"] and f"/api/v1/games/{game.game_id}" in url
+
+    page.route(
+        reads, lambda route: route.abort() if route.request.method == "GET" else route.fallback()
+    )
+    problem = page.locator("#problem")
+    expect(problem).to_have_text(words("refuse.network"), timeout=10_000)
+    cut["on"] = False
+    expect(problem).to_be_hidden(timeout=10_000)
+    cut["on"] = True
+    # The page still offers the tile; meanwhile the same seat plays it from elsewhere.
+    tile = page.locator(".htile.playable").first
+    name = tile.get_attribute("data-tile") or ""
+    tile.click()
+    target = page.locator(".train-target.legal").first.get_attribute("data-train")
+    a, b = (int(x) for x in name.split("-"))
+    game.api(
+        "POST",
+        "/moves",
+        game.tokens[starter],
+        json={"action": "play", "tile": [a, b], "train": target},
+    )
+    page.locator(".train-target.legal").first.click()
+    expect(problem).to_have_text(words("refuse.illegal_move"))
+    assert "does not match" not in problem.inner_text()
+    cut["on"] = False
+    wait_shown(page, game.version())

@@ -1,0 +1,106 @@
+"""Seat transfers: a one-time ticket moves a seat to another device with a new token; the old
+token stops working at once, on its open stream too; a ticket works once."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+import redis
+import requests
+
+from devstack.redis_server import RedisServer
+from tests.live.helpers import SSE, auth, create, send, sse_entries
+
+
+def ticket_for(base: str, gid: str, token: str | None) -> requests.Response:
+    return send("POST", f"{base}/api/v1/games/{gid}/transfers", headers=auth(token))
+
+
+def claim(base: str, gid: str, ticket: Any) -> requests.Response:
+    return send("POST", f"{base}/api/v1/games/{gid}/transfers/claim", json={"ticket": ticket})
+
+
+def test_a_claimed_seat_has_a_new_token_and_the_old_one_is_cut_off(live: str) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid, old = game["game_id"], game["seats"][1]["token"]
+    issued = ticket_for(live, gid, old)
+    assert issued.status_code == 201, issued.text
+    ticket = issued.json()["ticket"]
+    assert issued.json()["url"] == f"{live}/#/take/{gid}/{ticket}"
+    got: list[dict[str, Any]] = []
+    stream = requests.get(
+        f"{live}/api/v1/games/{gid}/events?after=1",
+        headers={**auth(old), "Accept": SSE},
+        stream=True,
+        timeout=30,
+    )
+    reader = threading.Thread(target=lambda: got.extend(sse_entries(stream)))
+    reader.start()
+    moved = claim(live, gid, ticket)
+    assert moved.status_code == 201, moved.text
+    body = moved.json()
+    assert (body["game_id"], body["seat"], body["name"]) == (gid, 1, "bo")
+    assert body["token"] != old
+    reader.join(15)
+    assert not reader.is_alive(), "the old token's stream goes on"
+    assert [e["action"] for e in got] == [{"action": "transfer", "seat": 1}]
+    view = requests.get(f"{live}/api/v1/games/{gid}", headers=auth(old), timeout=10)
+    assert (view.status_code, view.json()["code"]) == (401, "invalid_token")
+    mine = requests.get(f"{live}/api/v1/games/{gid}", headers=auth(body["token"]), timeout=10)
+    assert mine.status_code == 200 and "hand" in mine.json()
+    again = claim(live, gid, ticket)
+    assert (again.status_code, again.json()["code"]) == (409, "transfer_used")
+
+
+def test_a_ticket_of_a_seat_that_changed_hands_moves_nothing(live: str) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid, bo = game["game_id"], game["seats"][1]["token"]
+    ticket = ticket_for(live, gid, bo).json()["ticket"]
+    newer = ticket_for(live, gid, bo).json()["ticket"]
+    assert claim(live, gid, newer).status_code == 201  # bo's token changed meanwhile
+    stale = claim(live, gid, ticket)
+    assert (stale.status_code, stale.json()["code"]) == (404, "transfer_not_found")
+
+
+@pytest.fixture()
+def everything(redis_server: RedisServer) -> Any:
+    client = redis.Redis.from_url(redis_server.url)
+    return lambda gid: {k: client.dump(k) for k in sorted(client.keys(f"mt:{{{gid}}}*"))}
+
+
+@pytest.mark.parametrize(
+    ("ticket", "status", "code"),
+    [
+        ("tt.nosuchticket", 404, "transfer_not_found"),
+        ("", 422, "validation_failed"),
+        (7, 422, "validation_failed"),
+        ("x" * 500, 422, "validation_failed"),
+        (None, 422, "validation_failed"),
+    ],
+)
+def test_a_bad_claim_is_a_problem_and_changes_nothing(
+    live: str, everything: Any, ticket: Any, status: int, code: str
+) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid = game["game_id"]
+    before = everything(gid)
+    refused = claim(live, gid, ticket)
+    assert (refused.status_code, refused.json()["code"]) == (status, code), refused.text
+    assert everything(gid) == before
+
+
+def test_only_a_seats_own_token_gets_a_ticket(live: str) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid = game["game_id"]
+    for token, status, code in [
+        (None, 401, "missing_token"),
+        ("nonsense", 401, "invalid_token"),
+        (game["host_token"], 403, "not_a_seat"),
+        (game["table_token"], 403, "not_a_seat"),
+    ]:
+        refused = ticket_for(live, gid, token)
+        assert (refused.status_code, refused.json()["code"]) == (status, code), refused.text
+    missing = ticket_for(live, "nosuchgame000", game["seats"][0]["token"])
+    assert (missing.status_code, missing.json()["code"]) == (404, "game_not_found")
