@@ -23,8 +23,9 @@ RUN pip install --require-hashes -r requirements.lock
 # Then the code (cheap layer), installed without touching the dependencies again.
 COPY pyproject.toml README.md ./
 COPY service ./service
+COPY clients/python ./clients/python
 COPY deploy/gunicorn.conf.py ./deploy/gunicorn.conf.py
-RUN pip install --no-deps . && rm -rf build *.egg-info
+RUN pip install --no-deps . ./clients/python && rm -rf build *.egg-info clients
 
 # Metrics of all gunicorn workers are summed from this folder (prometheus_client multiprocess
 # mode); the proxy in front (nginx / an ingress) is trusted for X-Forwarded-* headers.

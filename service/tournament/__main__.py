@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mexican_train_client import Client, ClientError, RetryPolicy
 from tqdm import tqdm
 
 from service.bots.registry import BOTS, is_known, make_bot
-from service.client import Client, ClientError, RetryPolicy
+from service.rules import Preset
 from service.tournament.runner import GameSpec, game_specs, run_http, run_local, server_level
 from service.tournament.stats import GameResult, aggregate, format_table
 
@@ -32,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         " (played here), or server:<level> (a server bot seat)",
     )
     play.add_argument("--concurrency", type=int, default=16, help="games in flight (HTTP mode)")
-    play.add_argument("--preset", default="standard")
+    play.add_argument("--preset", default=Preset.STANDARD.value)
     play.add_argument(
         "--options", default=None, help="rule options as JSON, e.g. '{\"rounds\": 3}'"
     )

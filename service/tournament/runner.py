@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from mexican_train_client import Client, StaleVersion
 
 from service import rules
 from service.bots.base import Bot
 from service.bots.registry import make_bot
-from service.client import Client, StaleVersion
-from service.rules import Move, Status
-from service.table.advance import bot_seed
+from service.rules import Move, Preset, Status
+from service.rules.log import EntryAction
+from service.seating.server_turns import bot_seed
 from service.tournament.stats import GameResult
 
 MAX_ACTIONS = 200_000  # a guard against a bot/engine bug looping forever, far above real games
@@ -45,7 +46,7 @@ class GameSpec:
     seed: int
     bots: tuple[str, ...]
     bot_seeds: tuple[int, ...]
-    preset: str = "standard"
+    preset: str = Preset.STANDARD
     options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -72,7 +73,7 @@ def game_specs(
     games: int,
     *,
     base_seed: int = 0,
-    preset: str = "standard",
+    preset: str = Preset.STANDARD,
     options: Mapping[str, Any] | None = None,
     shuffle_seats: bool = True,
 ) -> list[GameSpec]:
@@ -160,9 +161,9 @@ def _choice(
     if bot is None:
         level = server_level(spec.bots[seat])
         assert level is not None
-        return make_bot(level, bot_seed(state, version)).choose(rules.game_view(state, seat), moves)
+        return make_bot(level, bot_seed(state, version)).choose(rules.seat_view(state, seat), moves)
     # A forced move is not offered to the bot, in both modes (over HTTP it saves a request).
-    return moves[0] if len(moves) == 1 else bot.choose(rules.game_view(state, seat), moves)
+    return moves[0] if len(moves) == 1 else bot.choose(rules.seat_view(state, seat), moves)
 
 
 def play_http(client: Client, spec: GameSpec, *, record: bool = False) -> GameResult:
@@ -240,10 +241,10 @@ class _Copy:
         them): anything else means the copy went astray."""
         action, seat = entry["action"], entry["seat"]
         move: Move | None = None
-        if action["action"] == "deal":
+        if action["action"] == EntryAction.DEAL:
             events: list[rules.Event] = rules.deal(self.state)
-        elif action["action"] in ("join", "seat"):
-            if action["action"] == "join":
+        elif action["action"] in (EntryAction.JOIN, EntryAction.SEAT):
+            if action["action"] == EntryAction.JOIN:
                 self.state.players[seat] = entry["events"][0]["name"]
             events = list(entry["events"])
         else:
@@ -258,7 +259,7 @@ class _Copy:
 
 
 def _action(move: Move | None) -> dict[str, Any]:
-    return {"action": "deal"} if move is None else move.to_json()
+    return {"action": EntryAction.DEAL} if move is None else move.to_json()
 
 
 @dataclass
@@ -293,7 +294,7 @@ class _Mover:
         return None
 
     def _choose(self, state: rules.GameState, seat: int, moves: list[Move]) -> Move:
-        return self.bots[seat].choose(rules.game_view(state, seat), moves)
+        return self.bots[seat].choose(rules.seat_view(state, seat), moves)
 
 
 def run_local(

@@ -50,8 +50,10 @@ def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
                     if faults.plan:
                         action = faults.plan.pop(0)
             if action in ("503", "429"):
-                payload = b'{"type":"about:blank","title":"injected","status":%s,"code":"x"}' % (
-                    action.encode()
+                # A problem as the service's proxy answers it (complete: the suite checks it).
+                payload = (
+                    b'{"type":"about:blank","title":"injected","status":%s,'
+                    b'"detail":"injected by the test proxy","code":"x"}' % action.encode()
                 )
                 self.send_response(int(action))
                 self.send_header("Content-Type", "application/problem+json")

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from service.bots import make_bot
-from service.client import (
+from mexican_train_client import (
     Client,
     Conflict,
     Forbidden,
@@ -19,6 +17,8 @@ from service.client import (
     Unauthorized,
     new_idempotency_key,
 )
+
+from service.bots import make_bot
 from service.tournament.runner import drive_http, game_specs, play_http, play_local
 from tests.bots.faulty_proxy import faulty_proxy
 

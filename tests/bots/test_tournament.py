@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from mexican_train_client import Client
 
-from service.client import Client
-from service.launch.redis_server import free_port
+from devstack.redis_server import free_port
 from service.tournament.__main__ import main
 from service.tournament.runner import game_specs, play_http, play_local, run_http
 from service.tournament.stats import wilson

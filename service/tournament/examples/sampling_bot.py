@@ -5,20 +5,24 @@ On its turn it asks the server for positions that agree with everything its seat
 the round with a simple policy (everyone plays their biggest tile), and posts the move whose
 rounds ended best for it on average: its own points minus the mean of the others'.
 
-usage: python -m service.tournament.examples.sampling_bot SERVER GAME_ID SEAT_TOKEN
-           [--host HOST_TOKEN] [--samples 16]
-With ``--host`` it also deals each round. The samples are positions, so any engine that reads
+usage: SEAT_TOKEN=... [HOST_TOKEN=...] python -m service.tournament.examples.sampling_bot
+           SERVER GAME_ID [--samples 16]
+The tokens come from the environment: on a command line any user of the machine could read them
+(``ps``), and a token may start with ``-``, which an argument parser takes for an option. With
+``HOST_TOKEN`` it also deals each round. The samples are positions, so any engine that reads
 ``mexican-train-position/1`` could play them out; this one uses ``service.rules``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from contextlib import suppress
 from typing import Any
 
+from mexican_train_client import Client, Conflict, StaleVersion
+
 from service import rules
-from service.client import Client, Conflict, StaleVersion
 from service.rules import Move, Status
 
 
@@ -102,11 +106,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("server")
     parser.add_argument("game_id")
-    parser.add_argument("seat_token")
-    parser.add_argument("--host", default=None, help="host token: deal each round too")
     parser.add_argument("--samples", type=int, default=16, help="samples per decision (1-100)")
     args = parser.parse_args()
-    score = play(args.server, args.game_id, args.seat_token, args.host, args.samples)
+    token = os.environ.get("SEAT_TOKEN")
+    if not token:
+        parser.error("SEAT_TOKEN (the seat's token) must be set in the environment")
+    host = os.environ.get("HOST_TOKEN") or None
+    score = play(args.server, args.game_id, token, host, args.samples)
     print({"totals": score["totals"], "winners": score["winners"]}, flush=True)
 
 

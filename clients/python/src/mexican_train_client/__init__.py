@@ -1,7 +1,10 @@
-"""Typed Python client for the Mexican Train HTTP API (safe retries, typed errors)."""
+"""Typed Python client for the Mexican Train HTTP API (safe retries, typed errors, streams).
 
-from service.client.client import JSON, Client, RetryPolicy, new_idempotency_key
-from service.client.errors import (
+Its own distribution (``mexican-train-client``, in ``clients/python`` of the service's
+repository), depending on ``requests`` alone: a bot needs nothing of the service to use it."""
+
+from mexican_train_client.client import JSON, Client, RetryPolicy, new_idempotency_key
+from mexican_train_client.errors import (
     ApiError,
     BadRequest,
     ClientError,
@@ -16,7 +19,7 @@ from service.client.errors import (
     Unauthorized,
     Unprocessable,
 )
-from service.client.stream import Media
+from mexican_train_client.stream import Media
 
 __all__ = [
     "JSON",

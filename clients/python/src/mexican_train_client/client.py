@@ -10,6 +10,7 @@ with the fresh view so the caller can decide again (re-sending blindly would def
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import threading
 import time
@@ -18,17 +19,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
-import orjson
 import requests
 from requests.adapters import HTTPAdapter
 
-from service.client.errors import (
+from mexican_train_client.errors import (
     ApiError,
     StaleVersion,
     TransportError,
     error_for,
 )
-from service.client.stream import Media, ends_game, entries_of
+from mexican_train_client.stream import Media, ends_game, entries_of
 
 JSON = dict[str, Any]
 
@@ -40,6 +40,12 @@ _DROPPED = (
 )
 #: Seconds a stream may stay silent: the server sends a keep-alive at least every 15 s.
 STREAM_READ_TIMEOUT = 35.0
+# A stream the server ends after this long without an error ended its lifetime, not failed.
+LASTED_SECONDS = 5.0
+
+
+class _Ended(Exception):
+    """The server answered a stream with 204: the game is over and the reader has it all."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,7 @@ class Client:
         headers = _headers(method, token, if_match, idempotency_key)
         data: bytes | None = None
         if body is not None:
-            data = orjson.dumps(body)
+            data = json.dumps(body, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
         url = self.base_url + path
         last: Exception | None = None
@@ -290,11 +296,18 @@ class Client:
         return self.request("PUT", path, token=token, body=body, if_match=if_match)
 
     def events_page(
-        self, game_id: str, *, token: str | None = None, after: int = 0, wait: float = 0
+        self,
+        game_id: str,
+        *,
+        token: str | None = None,
+        after: int = 0,
+        wait: float = 0,
+        limit: int = 500,
     ) -> JSON:
-        """``{"game_id", "version", "entries"}``: the entries after ``after``; with ``wait``
+        """``{"game_id", "version", "entries", "more"}``: up to ``limit`` (at most 500)
+        entries after ``after`` (``more``: later ones wait for the next page); with ``wait``
         (up to 60 s) and nothing newer yet, held until an entry comes or the wait ends."""
-        params = {"after": str(after), "wait": str(wait)}
+        params = {"after": str(after), "wait": str(wait), "limit": str(limit)}
         path = f"/api/v1/games/{game_id}/events"
         return self.request("GET", path, token=token, params=params, timeout=self.timeout + wait)
 
@@ -314,7 +327,7 @@ class Client:
         row that bring nothing new raise :class:`TransportError`."""
         last, failures = after, 0
         while True:
-            progressed = False
+            progressed, opened = False, time.monotonic()
             try:
                 for entry in self._stream(game_id, token, last, media):
                     if int(entry["version"]) <= last:
@@ -323,8 +336,12 @@ class Client:
                     yield entry
                     if ends_game(entry):
                         return
+                # The server ended a stream that had lasted (its lifetime): not a failure.
+                progressed = progressed or time.monotonic() - opened >= LASTED_SECONDS
             except _DROPPED:
                 pass
+            except _Ended:
+                return
             failures = 0 if progressed else failures + 1
             if failures >= self.retry.attempts:
                 raise TransportError(f"the events of {game_id} stopped after version {last}")
@@ -345,6 +362,8 @@ class Client:
             stream=True,
             timeout=(self.timeout, STREAM_READ_TIMEOUT),
         ) as resp:
+            if resp.status_code == 204:
+                raise _Ended  # the game is over and every entry was read: nothing more, ever
             if resp.status_code >= 400:
                 if resp.status_code == 429 or resp.status_code in _RETRY_STATUSES:
                     return  # the caller waits and reconnects
@@ -481,15 +500,15 @@ def _headers(
 def _json(resp: requests.Response) -> JSON:
     if not resp.content:
         return {}
-    data = orjson.loads(resp.content)
+    data = json.loads(resp.content)
     return data if isinstance(data, dict) else {"data": data}
 
 
 def _problem(resp: requests.Response) -> JSON:
     """The problem body, or a synthetic one when a proxy answered with something else."""
     try:
-        data = orjson.loads(resp.content) if resp.content else None
-    except orjson.JSONDecodeError:
+        data = json.loads(resp.content) if resp.content else None
+    except ValueError:  # not JSON (json.JSONDecodeError), or not UTF-8
         data = None
     if isinstance(data, dict):
         return data

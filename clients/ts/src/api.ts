@@ -1,0 +1,42 @@
+// The service's API, typed from openapi/openapi.json (openapi-typescript, `npm run generate`),
+// called with openapi-fetch. Log entries that arrive on a stream are checked against the
+// document's `Entry` schema (ajv), which is what makes them an `Entry` for the compiler: no cast.
+
+import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { SchemaObject, ValidateFunction } from "ajv/dist/2020.js";
+import createClient from "openapi-fetch";
+import type { components, paths } from "./generated/api.js";
+
+export type Entry = components["schemas"]["Entry"];
+export type Move = components["schemas"]["Move"];
+export type Api = ReturnType<typeof createClient<paths>>;
+
+export function api(baseUrl: string): Api {
+  return createClient<paths>({ baseUrl });
+}
+
+export function bearer(token: string): { Authorization: string } {
+  return { Authorization: `Bearer ${token}` };
+}
+
+function isSchema(value: unknown): value is SchemaObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A check that a value is a log entry as the OpenAPI document at `specPath` describes it. */
+export function entryValidator(specPath: string): ValidateFunction<Entry> {
+  const spec: unknown = JSON.parse(readFileSync(specPath, "utf8"));
+  if (!isSchema(spec)) throw new Error(`${specPath} is not an OpenAPI document`);
+  // OpenAPI 3.1 schemas are JSON Schema 2020-12; the document's other keywords are not schemas.
+  const ajv = new Ajv2020({ strict: false });
+  ajv.addSchema(spec, "openapi");
+  return ajv.compile<Entry>({ $ref: "openapi#/components/schemas/Entry" });
+}
+
+/** The entry an SSE message carries, or null when its data is no entry. */
+export function parseEntry(data: unknown, isEntry: ValidateFunction<Entry>): Entry | null {
+  if (typeof data !== "string") return null;
+  const parsed: unknown = JSON.parse(data);
+  return isEntry(parsed) ? parsed : null;
+}

@@ -1,0 +1,113 @@
+"""The TypeScript example client (clients/ts) on the production topology: its types generated
+from the committed OpenAPI document by openapi-typescript, type-checked by ``tsc --strict``
+with no cast and no ``any``, it plays a whole game (its seat against two server bots) through
+openapi-fetch and the ``eventsource`` package; a standard EventSource on the finished game stops
+at the server's 204 after one request.
+
+Node.js and npm come from Debian's packages where they are missing (CI machines are fresh);
+the npm packages from the registry, as package-lock.json pins them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.debian import ensure_tool
+from tests.e2e.conftest import Stack
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+TS = ROOT / "clients" / "ts"
+SPEC = ROOT / "openapi" / "openapi.json"
+CLOSED = 2  # EventSource.readyState once it gave up for good
+
+
+def run(*command: str, timeout: float = 300) -> str:
+    done = subprocess.run(
+        command, cwd=TS, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """clients/ts installed (npm ci), its types generated and compiled (tsc)."""
+    ensure_tool("node", lambda: shutil.which("node"), ("nodejs",))
+    npm = ensure_tool("npm", lambda: shutil.which("npm"), ("npm",))
+    run(npm, "ci", "--no-audit", "--no-fund")
+    run(npm, "run", "generate")
+    run(npm, "run", "build")
+    return TS / "dist"
+
+
+def node(built: Path, script: str, *args: str, timeout: float = 300) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(
+        run(shutil.which("node") or "node", str(built / script), *args, timeout=timeout)
+        .strip()
+        .splitlines()[-1]
+    )
+    return found
+
+
+def code_of(path: Path) -> str:
+    """A TypeScript file without its comments and string literals (their words are no code)."""
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"`(?:\\.|[^`\\])*`|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", '""', text)
+
+
+def test_the_example_uses_no_cast_and_no_any(built: Path) -> None:
+    config = json.loads((TS / "tsconfig.json").read_text())["compilerOptions"]
+    assert config["strict"] is True
+    sources = sorted((TS / "src").glob("*.ts"))
+    assert {path.name for path in sources} >= {"api.ts", "play.ts", "stops.ts"}
+    for path in sources:
+        code = code_of(path)
+        for what, pattern in [
+            ("a cast", r"\bas\s+(?!const\b)[A-Za-z_{(\[]"),
+            ("any", r"\bany\b"),
+            ("a non-null assertion", r"[\w)\]]!(?!=)"),
+            ("a suppressed error", r"@ts-"),
+        ]:
+            assert not re.search(pattern, code), f"{path.name} uses {what}"
+    assert (TS / "src" / "generated" / "api.ts").exists(), "types generated from the spec"
+
+
+@pytest.fixture(scope="module")
+def played(stack: Stack, built: Path) -> dict[str, Any]:
+    return node(built, "play.js", stack.url, str(SPEC))
+
+
+def test_the_typescript_client_plays_a_whole_game(stack: Stack, played: dict[str, Any]) -> None:
+    game = f"{stack.url}/api/v1/games/{played['game_id']}"
+    score = requests.get(game + "/score", timeout=10).json()
+    assert score["status"] == "game_over" and score["winners"] == played["winners"]
+    assert score["version"] == played["version"]
+    history = requests.get(game + "/history", timeout=10).json()
+    by_seat: dict[tuple[str, int | None], int] = {}
+    for entry in history["entries"]:
+        key = (entry["by"], entry["seat"])
+        by_seat[key] = by_seat.get(key, 0) + 1
+    assert by_seat[("player", 0)] == played["moves"] > 0, by_seat
+    assert by_seat[("bot", 1)] > 0 and by_seat[("bot", 2)] > 0, by_seat
+    assert len([e for e in history["entries"] if e["action"]["action"] == "deal"]) == 2
+
+
+def test_an_eventsource_on_a_finished_game_stops_after_one_204(
+    stack: Stack, built: Path, played: dict[str, Any]
+) -> None:
+    game_id, final = played["game_id"], played["version"]
+    watched = node(built, "stops.js", stack.url, game_id, str(final))
+    assert watched == {"requests": 1, "readyState": CLOSED, "errors": 1, "entries": 0}
+    behind = node(built, "stops.js", stack.url, game_id, str(final - 3))
+    # The entries it lacked, then the stream ends; its reconnection gets the 204 and stops.
+    assert behind == {"requests": 2, "readyState": CLOSED, "errors": 2, "entries": 3}
