@@ -87,6 +87,10 @@ if POOL == "streams":
     bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8001')}"
     # A stream lives as long as its game: recycling a worker would cut every stream it holds.
     max_requests = 0
+    # Every browser reconnects at once after a restart: a deeper accept queue than gunicorn's
+    # 2,048 (the kernel caps it at net.core.somaxconn, 4,096 here) keeps a storm of thousands
+    # waiting to be accepted instead of refused.
+    backlog = 4096
     # Short requests share a process with thousands of waiting readers: a larger pool, still
     # blocking (redis-py waits for a free connection instead of failing at once).
     os.environ.setdefault("REDIS_POOL_SIZE", "64")
@@ -131,13 +135,23 @@ if _owned_metrics_dir:
 _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
+# CPU priority of each pool's workers when both share a machine's cores (nice values; only a
+# rise needs no privilege). A streams worker wakes thousands of times a second, each time for a
+# few microseconds, and its work is bounded by what the API pool commits; in the run queue
+# behind the API pool's threads it waited seconds while using a quarter of a core (docs/design.md,
+# "10,000 watchers"). The API pool therefore yields: its requests wait microseconds, the
+# watchers no longer wait seconds. GUNICORN_NICE overrides the pool's value.
+NICENESS = {"api": 5, "streams": 0}
+
+
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Move everything loaded so far out of the collector's sight, and collect the oldest
     generation less often: with thousands of readers, full collections paused a streams worker
-    for 100-200 ms."""
+    for 100-200 ms. Then take the pool's CPU priority."""
     gc.freeze()
     if POOL == "streams":
         gc.set_threshold(7000, 20, 100)
+    os.nice(int(os.environ.get("GUNICORN_NICE") or NICENESS[POOL]))
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]

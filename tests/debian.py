@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from service.launch.debian import can_install, install_tool
+from devstack.debian import can_install, install_tool
 
 
 def ensure_tool(name: str, find: Callable[[], str | None], packages: Sequence[str]) -> str:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.launch.redis_server import RedisServer
-from tests.e2e.instances import Instance, metric_total
+from devstack.gunicorn import Gunicorn
+from devstack.redis_server import RedisServer
+from tests.metrics import metric_total
 
 N = 60
 
@@ -21,13 +22,13 @@ N = 60
 @pytest.fixture(scope="module")
 def instance(
     redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Instance]:
+) -> Iterator[Gunicorn]:
     log = tmp_path_factory.mktemp("obs") / "app.log"
-    with Instance(redis_server.url, log, workers=2, env={"TRUSTED_PROXIES": "1"}) as inst:
+    with Gunicorn.instance(redis_server.url, log, workers=2, env={"TRUSTED_PROXIES": "1"}) as inst:
         yield inst
 
 
-def test_metrics_count_requests_of_both_workers(instance: Instance) -> None:
+def test_metrics_count_requests_of_both_workers(instance: Gunicorn) -> None:
     marker = uuid.uuid4().hex[:8]
     path = f"/api/v1/games/nosuchgame{marker}"
     sent = 0
@@ -61,7 +62,7 @@ def test_metrics_count_requests_of_both_workers(instance: Instance) -> None:
         assert "http_request_duration_seconds_bucket" in text
 
 
-def test_request_id_echoed_and_logged(instance: Instance) -> None:
+def test_request_id_echoed_and_logged(instance: Gunicorn) -> None:
     rid = f"test-{uuid.uuid4().hex}"
     response = requests.get(instance.url + "/healthz", headers={"X-Request-ID": rid})
     assert response.headers["X-Request-ID"] == rid
@@ -77,7 +78,7 @@ def test_request_id_echoed_and_logged(instance: Instance) -> None:
     assert unsafe.headers["X-Request-ID"] not in ('x" y', made)
 
 
-def test_game_id_logged_for_create_and_game_routes(instance: Instance) -> None:
+def test_game_id_logged_for_create_and_game_routes(instance: Gunicorn) -> None:
     created = requests.post(
         instance.url + "/api/v1/games", json={"players": ["ann", "bo"], "seed": 1}
     )
@@ -91,7 +92,7 @@ def test_game_id_logged_for_create_and_game_routes(instance: Instance) -> None:
     ]
 
 
-def test_moves_and_cas_conflicts_counted(instance: Instance) -> None:
+def test_moves_and_cas_conflicts_counted(instance: Gunicorn) -> None:
     """12 identical plays race without If-Match: one applies; each loser that lost the
     compare-and-set (409 version_conflict, as opposed to the engine refusing on the new state)
     is one CAS conflict."""
@@ -131,7 +132,7 @@ def test_moves_and_cas_conflicts_counted(instance: Instance) -> None:
     assert conflicts_after - conflicts_before == lost_cas
 
 
-def test_forwarded_headers_trusted_through_proxyfix(instance: Instance) -> None:
+def test_forwarded_headers_trusted_through_proxyfix(instance: Gunicorn) -> None:
     rid = f"fwd-{uuid.uuid4().hex}"
     requests.get(
         instance.url + "/healthz",
@@ -189,7 +190,7 @@ def test_request_refused_by_another_hook_is_still_timed_and_logged(
     assert line["status"] == 415 and line["duration_ms"] > 0
 
 
-def test_made_up_methods_and_paths_do_not_grow_the_metrics(instance: Instance) -> None:
+def test_made_up_methods_and_paths_do_not_grow_the_metrics(instance: Gunicorn) -> None:
     """A client picks the method and the path: neither may become a label value of its own."""
     scrape = lambda: requests.get(instance.url + "/metrics").text  # noqa: E731
     # Warm up the series these requests share (other/405, GET/404 on each template) first.

@@ -1,4 +1,4 @@
-"""nginx for the tests: the launcher of ``service.launch.nginx``, installed from Debian if missing
+"""nginx for the tests: the launcher of ``devstack.nginx``, installed from Debian if missing
 (the test is skipped where that cannot be done)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from service.launch import nginx as launch
-from service.launch.nginx import NGINX_CONF, check_config, find_nginx, render_config
+from devstack import nginx as launch
+from devstack.nginx import NGINX_CONF, check_config, find_nginx, render_config
 from tests.debian import ensure_tool
 
 __all__ = ["NGINX_CONF", "Nginx", "check_config", "ensure_nginx", "render_config"]

@@ -21,13 +21,13 @@ from typing import Any
 import orjson
 import pytest
 import requests
+from mexican_train_client import Client
 
-from service.client import Client
 from service.rules import PRESETS
 from service.tournament.runner import GameSpec, game_specs, play_http, play_local
 from service.tournament.stats import GameResult
 from tests.e2e.conftest import Stack
-from tests.e2e.instances import metric_total
+from tests.metrics import metric_total
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

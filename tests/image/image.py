@@ -23,13 +23,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-import requests
-
+from devstack.managed import answers, wait_until
 from tests.debian import ensure_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,18 +152,14 @@ def running(env: Mapping[str, str], port: int, log: Path) -> Iterator[subprocess
 
 
 def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the image's CMD exited: {log.read_text()[-3000:]}")
-        try:
-            if requests.get(base + "/readyz", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"not ready in time: {log.read_text()[-3000:]}")
-        time.sleep(0.2)
+    wait_until(
+        lambda: answers(base + "/readyz", status=200),
+        alive=lambda: proc.poll() is None,
+        timeout=timeout,
+        interval=0.2,
+        what="the image's CMD",
+        exited=lambda: log.read_text()[-3000:],
+    )
 
 
 def descendants(pid: int) -> list[int]:

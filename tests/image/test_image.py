@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import requests
+from mexican_train_client import Client
 
-from service.client import Client
-from service.launch.redis_server import RedisServer, free_port
+from devstack.redis_server import RedisServer, free_port
 from service.tournament.runner import game_specs, play_http, play_local
 from tests.image import image
 

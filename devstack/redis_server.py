@@ -16,7 +16,7 @@ from typing import Self
 
 import redis
 
-from service.launch.managed import Managed, wait_until
+from devstack.managed import Managed, wait_until
 
 
 def find_redis_server() -> str:

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from service.launch.debian import install_tool
-from service.launch.managed import Managed, answers, wait_until
+from devstack.debian import install_tool
+from devstack.managed import Managed, answers, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 # The production upstreams (docker-compose service names) and listen line, in deploy/nginx.conf.
 UPSTREAM_HOSTS = ("app1:8000", "app2:8000")

@@ -1,5 +1,6 @@
 """``make run``: the whole service on one machine, as deployed: nginx in front of an API pool
-(gthread) and a streams pool (gevent) for ``GET .../events``; without REDIS_URL, on an embedded
+(gthread) and a streams pool (gevent) for ``GET .../events``, and the background worker for
+bot and clocked turns; without REDIS_URL, on an embedded
 Redis.
 
 nginx listens on 127.0.0.1 unless ``HOST`` says otherwise (``HOST=0.0.0.0`` for every
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,14 +26,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from devstack.gunicorn import Gunicorn
+from devstack.nginx import Nginx, install_nginx
+from devstack.redis_server import RedisServer, free_port
+from devstack.worker import worker
 from service.api.config import load_settings
 from service.api.limits import describe as describe_rate_limits
-from service.launch.managed import answers, wait_until
-from service.launch.nginx import Nginx, install_nginx
-from service.launch.redis_server import RedisServer
 
-ROOT = Path(__file__).resolve().parents[2]
-GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
+ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOST = "127.0.0.1"
 START_SECONDS = 30.0
 
@@ -43,46 +43,34 @@ def bind_address(env: dict[str, str]) -> str:
     return env.get("BIND") or f"{env.get('HOST') or DEFAULT_HOST}:{env.get('PORT') or '8000'}"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def gunicorn(env: dict[str, str], bind: str, pool: str) -> Iterator[subprocess.Popen[bytes]]:
     """One gunicorn pool, waited for until it answers, stopped (SIGTERM) on leaving."""
-    full = {**env, "BIND": bind, "GUNICORN_POOL": pool}
-    command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "service.api.wsgi:app"]
-    proc = subprocess.Popen(command, cwd=ROOT, env=full)
-    url = f"http://{bind}/healthz"
+    server = Gunicorn(env["REDIS_URL"], bind=bind, pool=pool, env=env, workers=None, log_level=None)
+    server.start(START_SECONDS)
     try:
-        wait_until(
-            lambda: answers(url),
-            alive=lambda: proc.poll() is None,
-            timeout=START_SECONDS,
-            interval=0.1,
-            what=f"gunicorn at {url}",
-            exited=lambda: f"code {proc.returncode}",
-        )
-        yield proc
+        assert server.proc is not None
+        yield server.proc
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(30)
+        server.stop()
+
+
+#: The signal that asked the stack to stop (0: none yet). Handlers are installed before any part
+#: starts, so a SIGTERM that arrives while the stack is still starting stops it cleanly too.
+_STOP = {"signal": 0}
+
+
+def stop_on_signals() -> None:
+    def on_signal(signum: int, _frame: object) -> None:
+        _STOP["signal"] = signum
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
 
 
 def wait_for_any(procs: list[subprocess.Popen[bytes]]) -> int:
     """Block until a signal arrives or any part exits; the exit code to report."""
-    stop = {"signal": 0}
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stop["signal"] = signum
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stop["signal"]:
+    while not _STOP["signal"]:
         for proc in procs:
             if proc.poll() is not None:
                 return proc.returncode or 1
@@ -96,6 +84,7 @@ def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
     with ExitStack() as stack:
         api = stack.enter_context(gunicorn(env, f"127.0.0.1:{api_port}", "api"))
         streams = stack.enter_context(gunicorn(env, f"127.0.0.1:{streams_port}", "streams"))
+        background = stack.enter_context(worker(env))
         proxy = Nginx(
             nginx_binary,
             [api_port],
@@ -108,7 +97,7 @@ def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
         stack.enter_context(proxy)
         print(f"serving on {proxy.url} (nginx; streams on their own gevent pool)", flush=True)
         assert proxy.proc is not None
-        return wait_for_any([api, streams, proxy.proc])
+        return wait_for_any([api, streams, background, proxy.proc])
 
 
 def serve_single(env: dict[str, str]) -> int:
@@ -118,8 +107,8 @@ def serve_single(env: dict[str, str]) -> int:
         "stream holds one of its threads",
         flush=True,
     )
-    with gunicorn(env, bind, "api") as api:
-        return wait_for_any([api])
+    with gunicorn(env, bind, "api") as api, worker(env) as background:
+        return wait_for_any([api, background])
 
 
 def serve(env: dict[str, str], var: Path) -> int:
@@ -130,6 +119,7 @@ def serve(env: dict[str, str], var: Path) -> int:
 
 
 def main() -> int:
+    stop_on_signals()
     env = dict(os.environ)
     env.setdefault("PORT", "8000")
     print(describe_rate_limits(load_settings()), flush=True)
