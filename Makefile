@@ -11,10 +11,14 @@ PYTEST_ARGS ?= -n 2
 install: $(STAMP)
 
 # Exact versions with hashes from the lock files, then the project itself without its deps.
-$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
+# The lock is complete, so nothing is resolved (--no-deps; `pip check` proves it complete): the
+# pip of a new venv (23.x on Python 3.11.7) refuses a pinned extra such as coverage[toml].
+# The Python client is its own distribution (clients/python), installed beside the service.
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements-dev.lock
+	$(PY) -m pip check
+	$(PY) -m pip install --quiet --no-deps -e . -e clients/python
 	touch $(STAMP)
 
 # `make lock` re-resolves the lock files after a change to pyproject.toml, keeping the pins that
@@ -31,12 +35,14 @@ lock: install
 lock-upgrade:
 	$(MAKE) lock LOCK_ARGS=--upgrade
 
+LINTED := service devstack tests bench clients/python
+
 lint: install
-	$(VENV)/bin/ruff check service tests bench
-	$(VENV)/bin/ruff format --check service tests bench
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 typecheck: install
-	$(VENV)/bin/mypy service
+	$(VENV)/bin/mypy service devstack clients/python/src
 
 # Line coverage of service/ is reported on every run; the engine and the Redis layer must keep
 # COVERAGE_FLOOR percent each (coverage settings in pyproject.toml).
@@ -54,7 +60,7 @@ unit: install
 test: lint typecheck unit
 
 run: install
-	PORT=$(PORT) $(PY) -m service.launch.serve
+	PORT=$(PORT) $(PY) -m devstack.serve
 
 spec: install
 	$(PY) -m service.api.spec > openapi/openapi.json
@@ -68,6 +74,17 @@ bench-api: install
 .PHONY: bench-streams
 bench-streams: install
 	$(PY) -m bench.bench_streams
+
+.PHONY: bench-lobby
+# 200 clients seek 4-player tables at once over two instances, bots filling after 2 s.
+bench-lobby: install
+	$(PY) -m bench.bench_lobby
+
+.PHONY: bench-wakeups
+# Per-node pub/sub counts on a local 3-master cluster for 30 bot games with a stream each;
+# BENCH_AGAINST=<another checkout> (e.g. a worktree of main) runs the same load on its code first.
+bench-wakeups: install
+	$(PY) -m bench.bench_wakeups
 
 .PHONY: bench-tables
 bench-tables: install
@@ -83,6 +100,12 @@ soak: install
 # e.g. BENCH_BOTS_ARGS="--hard-games 200 --results var/bench/bots.jsonl --minutes 30 --skip-http"
 bench-bots: install
 	$(PY) -m bench.bench_bots $(BENCH_BOTS_ARGS)
+
+.PHONY: test-faults
+# Redis killed and restarted, hung, and a cluster master killed, under load with streams
+# watched (docs/design.md, "Redis faults"); also part of `make test`.
+test-faults: install
+	$(PY) -m pytest -p no:xdist -s tests/faults tests/cluster/test_failover.py tests/frameworks
 
 # The Dockerfile built with buildah and run (tests/image/image.py says how); part of `make test`.
 test-image: install

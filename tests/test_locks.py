@@ -6,8 +6,11 @@ A dependency added to pyproject.toml without ``make lock`` fails here, not on a 
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -61,3 +64,43 @@ def test_locks_name_no_index_or_local_file() -> None:
         text = (ROOT / lock).read_text()
         assert not re.search(r"^\s*--(index-url|extra-index-url|find-links)", text, re.M)
         assert "file://" not in text and "/opt/" not in text
+
+
+def _imported_top_modules() -> set[str]:
+    """The top-level modules ``service/`` imports, the standard library's and its own left out."""
+    found = set()
+    for path in (ROOT / "service").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.partition(".")[0])
+    return found - set(sys.stdlib_module_names) - {"service", "_typeshed"} - set(IN_REPOSITORY)
+
+
+#: Distributions of this repository the service imports (installed from their folder by
+#: ``make install`` and the Dockerfile, not from a registry, so not in the lock).
+IN_REPOSITORY = {"mexican_train_client": ROOT / "clients" / "python"}
+CLIENT = tomllib.loads((IN_REPOSITORY["mexican_train_client"] / "pyproject.toml").read_text())
+
+
+def test_the_python_client_depends_on_requests_alone_within_the_service_range() -> None:
+    """A bot author installs the client, not the service: requests is all it brings, in a range
+    the service's lock satisfies."""
+    (only,) = [Requirement(r) for r in CLIENT["project"]["dependencies"]]
+    assert canonicalize_name(only.name) == "requests"
+    assert only.specifier.contains(pins("requirements.lock")["requests"][0])
+    assert CLIENT["project"]["name"] == "mexican-train-client"
+
+
+def test_every_distribution_the_service_imports_is_declared() -> None:
+    """An import that works only because another package pulls its distribution in (werkzeug
+    through Flask, webargs through flask-smorest) breaks when that package stops doing so."""
+    declared = {canonicalize_name(r.name) for r in RUNTIME}
+    providers = packages_distributions()
+    missing = {
+        module: providers.get(module)
+        for module in _imported_top_modules()
+        if not {canonicalize_name(d) for d in providers.get(module, [])} & declared
+    }
+    assert not missing, f"imported by service/ but not in pyproject's dependencies: {missing}"
