@@ -11,33 +11,39 @@
 4. Prints MEMORY USAGE summed over every key of one 4-player game mid-round.
 
 Environment: BENCH_SECONDS (default 48, both sides), BENCH_SLICES (default 6), BENCH_CLIENTS
-(default 8), WEB_CONCURRENCY (gunicorn workers).
+(default 8), WEB_CONCURRENCY (gunicorn workers), BENCH_AGAINST (another checkout, e.g. a
+``git worktree`` of an older commit: its API runs as a third side of every slice pair, so
+before and after are measured in the same minutes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import multiprocessing as mp
 import os
 import random
 import statistics
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 import redis
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from service import rules
-from service.launch.redis_server import RedisServer
 from service.store import GameStore
-from tests.servers import start_gunicorn
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "48"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))  # enough to keep every worker busy
 # API and baseline alternate in slices, so a busy neighbour on the machine hits both alike; the
 # median of the slice pairs' ratios is the figure a single slow slice cannot move.
 SLICES = int(os.environ.get("BENCH_SLICES", "6"))
+AGAINST = os.environ.get("BENCH_AGAINST")
 ROUNDS = 1
 
 
@@ -203,54 +209,81 @@ def main() -> None:
         f"clients: {CLIENTS} processes; {SECONDS:.0f} s in {SLICES} alternating slices per side; "
         f"stored state: {doc} bytes; games of {ROUNDS} round(s), 4 players"
     )
-    with RedisServer() as rs:
+    with RedisServer() as rs, contextlib.ExitStack() as servers:
         env = {"DOC_BYTES": str(doc)}
-        with (
-            start_gunicorn(rs.url) as api,
-            start_gunicorn(rs.url, app="bench.baseline_app:app", env=env) as base,
-        ):
-            runs: dict[str, tuple[list[Any], float, float]] = {
-                "api": ([], 0.0, 0.0),
-                "base": ([], 0.0, 0.0),
-            }
-            pairs: list[float] = []
-            for i in range(SLICES):
-                rates = {}
-                for name, target, url in (("api", play_games, api), ("base", hit_baseline, base)):
-                    port = int(url.rsplit(":", 1)[1])
-                    cpu0 = cpu_seconds(port)
-                    res, took = run_slice(target, url, SECONDS / SLICES / 2, i)
-                    cpu = cpu_seconds(port) - cpu0
-                    prev = runs[name]
-                    runs[name] = (prev[0] + res, prev[1] + took, prev[2] + cpu)
-                    rates[name] = sum(len(r["lat"]) for r in res) / took
-                pairs.append(rates["api"] / rates["base"])
-            ours, baseline = summarize(*runs["api"]), summarize(*runs["base"])
-            mem, nkeys = game_memory(api, rs.url, idempotent=False)
-            mem_idem, nkeys_idem = game_memory(api, rs.url, idempotent=True)
-    print(
-        f"API:      {ours['moves_s']:8.0f} moves/s  {ours['rps']:8.0f} req/s  "
-        f"p50 {ours['p50']:.2f} ms  p99 {ours['p99']:.2f} ms  "
-        f"({ours['games']} games finished, {ours['requests']} requests)"
-    )
-    print(
-        f"baseline: {baseline['rps']:8.0f} req/s  p50 {baseline['p50']:.2f} ms  "
-        f"p99 {baseline['p99']:.2f} ms  (Flask + one Redis GET and SET of {doc} bytes)"
-    )
-    print(
-        f"ratio:    {ours['rps'] / baseline['rps']:.2f} of the baseline's request rate; "
-        f"median of {SLICES} slice pairs {statistics.median(pairs):.2f} "
-        f"(range {min(pairs):.2f}-{max(pairs):.2f})"
-    )
-    print(
-        f"server CPU per request: API {ours['cpu_us']:.0f} us, baseline {baseline['cpu_us']:.0f} us"
-        f" -> ratio {baseline['cpu_us'] / ours['cpu_us']:.2f} (insensitive to other load)"
-    )
+        sides = {
+            "api": (play_games, servers.enter_context(start_gunicorn(rs.url))),
+            "base": (
+                hit_baseline,
+                servers.enter_context(
+                    start_gunicorn(rs.url, app="bench.baseline_app:app", env=env)
+                ),
+            ),
+        }
+        if AGAINST:
+            other = servers.enter_context(start_gunicorn(rs.url, root=Path(AGAINST)))
+            sides["against"] = (play_games, other)
+        runs, pairs = alternate(sides)
+        mem, nkeys = game_memory(sides["api"][1], rs.url, idempotent=False)
+        mem_idem, nkeys_idem = game_memory(sides["api"][1], rs.url, idempotent=True)
+    report(runs, pairs, doc)
     print(f"memory:   {mem} bytes over {nkeys} key(s) for one 4-player game mid-round")
     print(
         f"          {mem_idem} bytes over {nkeys_idem} keys when every move sent an "
         "Idempotency-Key (responses kept 24 h)"
     )
+
+
+Side = tuple[Callable[[str, float, int, Any], None], str]
+
+
+def alternate(sides: dict[str, Side]) -> tuple[dict[str, dict[str, Any]], dict[str, list[float]]]:
+    """SLICES rounds, each giving every side one slice in turn; each side's summary, and per
+    API side the ratios of its slices to the baseline's slice of the same round."""
+    runs: dict[str, tuple[list[Any], float, float]] = {name: ([], 0.0, 0.0) for name in sides}
+    pairs: dict[str, list[float]] = {name: [] for name in sides if name != "base"}
+    for i in range(SLICES):
+        rates = {}
+        for name, (target, url) in sides.items():
+            port = int(url.rsplit(":", 1)[1])
+            cpu0 = cpu_seconds(port)
+            res, took = run_slice(target, url, SECONDS / SLICES / 2, i)
+            cpu = cpu_seconds(port) - cpu0
+            prev = runs[name]
+            runs[name] = (prev[0] + res, prev[1] + took, prev[2] + cpu)
+            rates[name] = sum(len(r["lat"]) for r in res) / took
+        for name in pairs:
+            pairs[name].append(rates[name] / rates["base"])
+    return {name: summarize(*run) for name, run in runs.items()}, pairs
+
+
+def report(runs: dict[str, dict[str, Any]], pairs: dict[str, list[float]], doc: int) -> None:
+    baseline = runs["base"]
+    for name in pairs:
+        ours = runs[name]
+        label = "API" if name == "api" else f"API of {AGAINST}"
+        print(
+            f"{label}: {ours['moves_s']:8.0f} moves/s  {ours['rps']:8.0f} req/s  "
+            f"p50 {ours['p50']:.2f} ms  p99 {ours['p99']:.2f} ms  "
+            f"({ours['games']} games finished, {ours['requests']} requests)"
+        )
+    print(
+        f"baseline: {baseline['rps']:8.0f} req/s  p50 {baseline['p50']:.2f} ms  "
+        f"p99 {baseline['p99']:.2f} ms  (Flask + one Redis GET and SET of {doc} bytes)"
+    )
+    for name, ratios in pairs.items():
+        ours = runs[name]
+        label = "ratio" if name == "api" else "ratio of the other tree"
+        print(
+            f"{label}: {ours['rps'] / baseline['rps']:.2f} of the baseline's request rate; "
+            f"median of {SLICES} slice pairs {statistics.median(ratios):.2f} "
+            f"(range {min(ratios):.2f}-{max(ratios):.2f})"
+        )
+        print(
+            f"  server CPU per request: API {ours['cpu_us']:.0f} us, baseline "
+            f"{baseline['cpu_us']:.0f} us -> ratio {baseline['cpu_us'] / ours['cpu_us']:.2f} "
+            "(insensitive to other load)"
+        )
 
 
 if __name__ == "__main__":

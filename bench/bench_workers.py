@@ -25,8 +25,8 @@ from pathlib import Path
 
 import requests
 
-from service.launch.redis_server import RedisServer
-from tests.servers import start_gunicorn
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))

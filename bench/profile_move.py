@@ -37,8 +37,8 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="mt-pr
 
 import orjson
 
+from devstack.redis_server import RedisServer
 from service.api.app import create_app
-from service.launch.redis_server import RedisServer
 
 PAIRS = int(os.environ.get("PROFILE_PAIRS", "3000"))
 TOP = int(os.environ.get("PROFILE_TOP", "30"))
@@ -131,16 +131,16 @@ STEPS: list[tuple[str, str, str]] = [
     ("flask.ctx", "RequestContext.push", "Flask: context pushed, URL matched"),
     ("flask", "Flask.preprocess_request", "before-request hooks"),
     ("webargs.core", "Parser.parse", "body parsed and validated (webargs)"),
-    ("service.api.gameplay", "load_game", "load_game (token, load, role, If-Match)"),
+    ("service.api.transaction", "load_game", "load_game (token, load, role, If-Match)"),
     ("service.store.games", "GameStore.load", "GameStore.load (one round trip)"),
     ("service.store.games", "GameStore.save", "GameStore.save (compare-and-set script)"),
-    ("service.store.direct", "Direct.execute", "Redis command (send, wait, parse)"),
-    ("service.api.gameplay", "Decoded.get", "decoded state or table (kept, copied)"),
+    ("service.frameworks.redis_py", "Direct.execute", "Redis command (send, wait, parse)"),
+    ("service.api.records", "Decoded.get", "decoded state or table (kept, copied)"),
     ("service.rules", "loads", "rules.loads (decode state)"),
-    ("service.api.gameplay", "table_of", "table_of (decode table)"),
+    ("service.api.records", "table_of", "table_of (decode table)"),
     ("service.rules", "apply", "rules.apply (the move)"),
-    ("service.api.gameplay", "Loaded.view", "game view + table fields"),
-    ("service.api.gameplay", "change_of", "change_of (encode state, record, table)"),
+    ("service.api.transaction", "Loaded.view", "game view + table fields"),
+    ("service.api.transaction", "change_of", "change_of (encode state, record, table)"),
     ("flask", "Flask.finalize_request", "after-request hooks"),
     ("flask", "Response.__call__", "response handed to the server"),
 ]
@@ -167,10 +167,10 @@ def instrument() -> dict[str, list[float]]:
                 _t[1] += clock() - start
 
         setattr(owner, name, timed)
-    # Views bound ``load_game`` by name at import, before it was wrapped: rebind it.
-    gameplay = importlib.import_module("service.api.gameplay")
-    for mod in ("service.api.moves.resources", "service.api.games.resources"):
-        importlib.import_module(mod).load_game = gameplay.load_game
+    # Modules bound these names at import, before they were wrapped: rebind them.
+    transaction = importlib.import_module("service.api.transaction")
+    importlib.import_module("service.api.games.resources").load_game = transaction.load_game
+    transaction.table_of = importlib.import_module("service.api.records").table_of
     return totals
 
 

@@ -1,6 +1,6 @@
 """``make soak``: the stack ``make run`` starts, under mixed traffic for SOAK_MINUTES (default 20).
 
-1. Starts ``python -m service.launch.serve`` (nginx, the API pool, the streams pool, an embedded
+1. Starts ``python -m devstack.serve`` (nginx, the API pool, the streams pool, an embedded
    Redis) on a free port with its data in a temporary folder, games living GAME_TTL_SECONDS
    (default 300: games expire about as fast as they are made, so a steady state exists; the
    soak looks for leaks, not for retention).
@@ -48,7 +48,8 @@ import orjson
 import redis
 import requests
 
-from service.launch.redis_server import free_port
+from devstack.managed import wait_until
+from devstack.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -121,7 +122,7 @@ def start_stack(tmp: Path) -> Any:
     log = tmp / "serve.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service.launch.serve"],
+            [sys.executable, "-m", "devstack.serve"],
             cwd=ROOT,
             env=env,
             stdout=out,
@@ -130,11 +131,14 @@ def start_stack(tmp: Path) -> Any:
         )
     stack = Stack(proc, f"http://127.0.0.1:{port}", tmp / "redis.sock", log)
     try:
-        deadline = time.monotonic() + 90
-        while b"serving on" not in log.read_bytes():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("make run's stack did not start:\n" + log.read_text()[-3000:])
-            time.sleep(0.2)
+        wait_until(
+            lambda: b"serving on" in log.read_bytes(),
+            alive=lambda: proc.poll() is None,
+            timeout=90,
+            interval=0.2,
+            what="make run's stack",
+            exited=lambda: log.read_text()[-3000:],
+        )
         yield stack
     finally:
         if proc.poll() is None:
