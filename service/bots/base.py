@@ -1,19 +1,19 @@
 """The one bot interface, shared by HTTP and in-process play, and helpers every strategy uses.
 
-A bot sees exactly what a seat sees over HTTP: the game view JSON (including its own ``hand``;
-``view["turn"]`` is its seat, since it is only asked on its turn) and the legal moves.
-Bots must depend on nothing else (not ``game_id``/``version``, not the order of ``moves``), so
-the same seed gives the same games in-process and over HTTP.
+A bot sees exactly what its seat sees: the seat's :class:`~service.rules.View` (its own hand,
+the table, every hand size; asked only on its turn) and the legal moves. In process the server
+makes that view with ``rules.seat_view``; over HTTP a client reads it from the game view JSON
+(``View.from_json``). Bots depend on nothing else (not the game id or version, not the order of
+``moves``), so the same seed gives the same games in-process and over HTTP.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
-from service.rules import Action, Move
+from service.rules import Action, Move, View
 
-View = dict[str, Any]
 TileT = tuple[int, int]
 
 _ACTION_ORDER: dict[str, int] = {action: rank for rank, action in enumerate(Action)}
@@ -46,15 +46,7 @@ def pips(tile: Sequence[int]) -> int:
 
 
 def hand_of(view: View) -> list[TileT]:
-    return [norm(t) for t in view.get("hand") or []]
-
-
-def seat_of(view: View) -> int:
-    return int(view["turn"])
-
-
-def train_by_id(view: View) -> dict[str, dict[str, Any]]:
-    return {str(t["id"]): t for t in view.get("trains") or []}
+    return [norm(t) for t in view.hand]
 
 
 def plays(moves: Iterable[Move]) -> list[Move]:
@@ -69,12 +61,3 @@ def play_tile(move: Move) -> TileT:
 def other_end(tile: TileT, end: int) -> int:
     """The pip left open after placing ``tile`` on an end showing ``end``."""
     return tile[1] if tile[0] == end else tile[0]
-
-
-def is_opening(view: View) -> bool:
-    """True while the seat to move has not finished its opening turn of this round."""
-    seat = seat_of(view)
-    for p in view.get("players") or []:
-        if int(p["seat"]) == seat:
-            return not bool(p.get("opened", True))
-    return False

@@ -1,28 +1,30 @@
 """``hard``: determinized Monte Carlo over the seat's information set.
 
-For a real choice it deals ``worlds`` samples of the tiles its seat cannot see (from the seat's
-view alone: ``SeatView.from_game_view``, so it cannot peek), tries every candidate move in every
-sample, plays each on to the end of the round with a fast policy for every seat, and keeps the
-move with the best mean result: its own round points minus the mean of the others' (lower is
+For a real choice it deals samples of the tiles its seat cannot see (from the seat's view
+alone, so it cannot peek), tries every candidate move in every sample, plays each on to the end
+of the round with the planner's choices for every seat, and keeps the move with the best mean
+result: its own round points minus the mean of the others' (lower is
 better; a game is won on the lowest total). Every candidate meets the same samples (common random
 numbers), so the comparison is not blurred by luck of the deal.
 
-The budget is a number of roll-outs, not a time, so a seed fixes every decision on every
-machine and in-process games match their HTTP twins. Successive halving spends it well: each
-round gives an equal share of the budget to the candidates still in, then drops the worse half,
-so the close calls get the most samples.
+The budget is a number of engine moves played in roll-outs, not a time, so a seed fixes every
+decision on every machine and in-process games match their HTTP twins; and since a move costs
+about the same whenever it is played, so does a decision. Early in a round a roll-out is long
+and the budget buys few of them; near its end, where one tile decides who goes out, it buys many
+more. Successive halving spends it well: each round gives an equal share of the budget to the
+candidates still in (one more sample for all of them at a time, until the share is spent), then
+drops the worse half, so the close calls get the most samples.
 """
 
 from __future__ import annotations
 
-from service.bots.base import View, canonical, is_opening
-from service.bots.planner import PlannerBot, best_chain
+from service.bots.base import canonical
+from service.bots.planner import PlannerBot, planner_move
 from service.rules import (
-    Action,
     GameState,
     Move,
-    SeatView,
     Status,
+    View,
     apply,
     legal_moves,
     sample_state,
@@ -30,44 +32,27 @@ from service.rules import (
 )
 
 _IN_ROUND = Status.IN_ROUND
-_END_TURN = Action.END_TURN
 
 
 def policy(state: GameState, seat: int, moves: list[Move]) -> Move:
-    """The roll-out policy, the planner's idea at engine speed: keep the longest chain the hand
-    can build on the seat's own train (laid whole in the opening turn), and otherwise shed the
-    biggest tile outside it; a chain tile only when nothing else fits."""
+    """The roll-out policy: the planner's own choice, for every seat. The other seats at the
+    table it is built for are planners or play like them, and its own later moves are at least
+    as good; read off the state, it costs tens of microseconds a move."""
     if len(moves) == 1:
         return moves[0]
-    hand = state.hands[seat]
-    chain = best_chain(state.ends[seat], tuple(hand))
-    if not state.opened[seat]:
-        if chain:
-            first = chain[0]
-            for move in moves:
-                if move.tile == first:
-                    return move
-        if moves[-1].action == _END_TURN:
-            return moves[-1]
-    keep = set(chain)
-    best = moves[0]
-    best_value = -1
-    for move in moves:
-        tile = move.tile
-        if tile is None:
-            continue
-        value = tile.a + tile.b + (0 if tile in keep else 100)
-        if value > best_value:
-            best, best_value = move, value
-    return best
+    return planner_move(state, seat, moves)
 
 
-def rollout(state: GameState) -> None:
-    """Play ``state`` to the end of its round, every seat with the roll-out policy."""
+def rollout(state: GameState) -> int:
+    """Play ``state`` to the end of its round, every seat with the roll-out policy; the moves
+    it took."""
+    moves = 0
     while state.status == _IN_ROUND:
         seat = state.turn
         assert seat is not None
         apply(state, seat, policy(state, seat, legal_moves(state, seat)))
+        moves += 1
+    return moves
 
 
 def result(state: GameState, seat: int) -> float:
@@ -76,12 +61,20 @@ def result(state: GameState, seat: int) -> float:
     return last[seat] - (sum(last) - last[seat]) / (len(last) - 1)
 
 
+#: Engine moves a decision may play in roll-outs (each with the planner's choice for the seat
+#: to move): about 50 ms of one core here, whatever the stage of the round (docs/bots.md has
+#: the measured decision times).
+MOVES = 5_000
+#: What a sample costs on top of its roll-outs, counted in moves (dealing it, copying it).
+SAMPLE_COST = 20
+
+
 class HardBot:
     name = "hard"
 
-    def __init__(self, seed: int | None = None, rollouts: int = 160, least: int = 4) -> None:
+    def __init__(self, seed: int | None = None, moves: int = MOVES, least: int = 4) -> None:
         self.rng = sampling_rng(seed)
-        self.rollouts = rollouts  # the decision's budget (exceeded only to give ``least``)
+        self.moves = moves  # the decision's budget (exceeded only to give ``least``)
         self.least = least  # samples per candidate and round, at the least
         self.opening = PlannerBot()
 
@@ -89,25 +82,33 @@ class HardBot:
         ordered = canonical(moves)
         if len(ordered) == 1:
             return ordered[0]
-        if is_opening(view):
+        if view.in_opening():
             # Lay the longest chain whole (the planner's opening): it is what wins most, and
             # searching it would cost the longest roll-outs of the round for little gain.
             return self.opening.choose(view, moves)
-        seat_view = SeatView.from_game_view(view)
-        seat = seat_view.seat
         candidates = ordered
         totals = {move: 0.0 for move in candidates}
         # Successive halving: each round spends an equal share of the budget on the survivors.
-        share = self.rollouts // max(1, (len(candidates) - 1).bit_length())
+        share = self.moves // max(1, (len(candidates) - 1).bit_length())
         while len(candidates) > 1:
-            per = max(self.least, share // len(candidates))
-            worlds = [sample_state(seat_view, self.rng) for _ in range(per)]
-            for move in candidates:
-                for world in worlds:
-                    trial = world.copy()
-                    apply(trial, seat, move)
-                    rollout(trial)
-                    totals[move] += result(trial, seat)
+            self._sample_round(view, candidates, totals, share)
             # The survivors have all met the same samples, so their totals compare.
             candidates = sorted(candidates, key=lambda m: totals[m])[: (len(candidates) + 1) // 2]
         return min(candidates, key=lambda m: totals[m])
+
+    def _sample_round(
+        self, view: View, candidates: list[Move], totals: dict[Move, float], share: int
+    ) -> None:
+        """One sample at a time, every candidate played out on it, until ``share`` moves are
+        spent (and at least ``least`` samples)."""
+        seat = view.seat
+        spent = samples = 0
+        while samples < self.least or spent < share:
+            world = sample_state(view, self.rng)
+            spent += SAMPLE_COST
+            for move in candidates:
+                trial = world.copy()
+                apply(trial, seat, move)
+                spent += rollout(trial)
+                totals[move] += result(trial, seat)
+            samples += 1

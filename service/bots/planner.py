@@ -18,18 +18,14 @@ from functools import lru_cache
 
 from service.bots.base import (
     TileT,
-    View,
     canonical,
     hand_of,
-    is_opening,
     other_end,
     pips,
     play_tile,
     plays,
-    seat_of,
-    train_by_id,
 )
-from service.rules import MEXICAN, Action, DoubleFollow, Move
+from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, View
 
 _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
 
@@ -125,14 +121,13 @@ class PlannerBot:
         candidates = plays(ordered)
         if not candidates:
             return ordered[0]  # draw, mark or end_turn: the rules leave no real choice
-        seat = seat_of(view)
+        seat = view.seat
         own = str(seat)
-        trains = train_by_id(view)
         hand = hand_of(view)
-        own_end = int(trains[own]["open_end"]) if own in trains else int(view["engine"])
-        if is_opening(view):
+        own_end = view.ends[seat]
+        if view.in_opening():
             return self._opening(ordered, candidates, hand, own, own_end)
-        return self._later(view, candidates, hand, own, own_end, trains)
+        return self._later(view, candidates, hand, own, own_end)
 
     def _opening(
         self, ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
@@ -155,9 +150,44 @@ class PlannerBot:
         hand: list[TileT],
         own: str,
         own_end: int,
-        trains: dict[str, dict[str, object]],
     ) -> Move:
-        return max(candidates, key=_LaterTurn.of(view, hand, own, own_end, trains, self.w).score)
+        return max(candidates, key=_LaterTurn.of(view, hand, own, own_end, self.w).score)
+
+
+_PLANNER = PlannerBot()
+
+
+def planner_move(state: GameState, seat: int, moves: list[Move]) -> Move:
+    """The planner's choice for ``seat`` read straight off a state (the ``hard`` bot's sampled
+    worlds), with no View built: the same decision as ``PlannerBot().choose`` on the seat's
+    view, since it reads only what that view holds (the seat's hand, the trains' ends and
+    markers, the rules)."""
+    ordered = canonical(moves)
+    candidates = plays(ordered)
+    if not candidates:
+        return ordered[0]
+    own = str(seat)
+    hand = [(t.a, t.b) for t in state.hands[seat]]
+    own_end = state.ends[seat]
+    if not state.opened[seat]:
+        return _PLANNER._opening(ordered, candidates, hand, own, own_end)
+    n = state.n_players
+    rules = state.rules
+    turn = _LaterTurn(
+        w=_PLANNER.w,
+        hand=hand,
+        own=own,
+        own_end=own_end,
+        own_marked=state.marked[seat],
+        ends={
+            (MEXICAN if t == n else str(t)): state.ends[t]
+            for t in range(n + 1)
+            if t != seat and (t == n or state.marked[t])
+        },
+        follow_any=rules.double_follow != DoubleFollow.SATISFY,
+        blank=rules.double_blank_points,
+    )
+    return max(candidates, key=turn.score)
 
 
 @dataclass(frozen=True)
@@ -180,26 +210,24 @@ class _LaterTurn:
         hand: list[TileT],
         own: str,
         own_end: int,
-        trains: dict[str, dict[str, object]],
         w: Weights,
     ) -> _LaterTurn:
-        ends: dict[str, int] = {}
-        for tid, t in trains.items():
-            if tid == own:
-                continue
-            usable = tid == MEXICAN or bool(t.get("marked"))
-            if usable and t.get("open_end") is not None:
-                ends[tid] = int(str(t["open_end"]))
-        options = (view.get("rules") or {}).get("options") or {}
+        n, seat = view.n_players, view.seat
+        # The trains open to us besides our own: the Mexican and every marked one.
+        ends = {
+            view.train_id(t): view.ends[t]
+            for t in range(n + 1)
+            if t != seat and (t == n or view.marked[t])
+        }
         return cls(
             w=w,
             hand=hand,
             own=own,
             own_end=own_end,
-            own_marked=bool(trains.get(own, {}).get("marked")),
+            own_marked=view.marked[seat],
             ends=ends,
-            follow_any=options.get("double_follow", DoubleFollow.ANY) != DoubleFollow.SATISFY,
-            blank=int(options.get("double_blank_points", 0)),
+            follow_any=view.rules.double_follow != DoubleFollow.SATISFY,
+            blank=view.rules.double_blank_points,
         )
 
     def value(self, hand: list[TileT], own_end: int, public: set[int]) -> float:

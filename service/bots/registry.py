@@ -23,25 +23,32 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 class Level:
     """A bot level as ``GET /bots`` shows it. ``strength``: the win rate in 4-player
     ``standard`` games against three ``random`` bots over ``strength_games`` games
-    (``make bench-bots``); None until measured."""
+    (``make bench-bots``), and ``strength_interval`` its 95% Wilson interval; None until
+    measured."""
 
     name: str
     description: str
     strength: float | None = None
     strength_games: int = 0
+    strength_interval: tuple[float, float] | None = None
 
 
 # Measured with `make bench-bots` (docs/bots.md has the intervals and the whole table).
 LEVELS: tuple[Level, ...] = (
-    Level("random", "Plays any legal move at random: a beginner.", 0.257, 1000),
+    Level("random", "Plays any legal move at random: a beginner.", 0.257, 1000, (0.231, 0.285)),
     Level(
-        "greedy", "Plays its heaviest tile first, to cut the points left in its hand.", 0.967, 300
+        "greedy",
+        "Plays its heaviest tile first, to cut the points left in its hand.",
+        0.967,
+        300,
+        (0.940, 0.982),
     ),
     Level(
         "planner",
         "Plans its hand into a long chain for its own train and plays doubles it can cover.",
         0.995,
         376,
+        (0.981, 0.999),
     ),
     Level(
         "hard",
@@ -49,8 +56,23 @@ LEVELS: tuple[Level, ...] = (
         "(determinized Monte Carlo); the strongest and the slowest.",
         1.0,
         11,
+        (0.741, 1.0),
     ),
 )
+
+
+#: The most seats of a level one table may give it. A ``hard`` decision takes up to half a
+#: second of CPU at a 14-seat table: four of them bound a lap of one table's bot work, so the
+#: background worker's other tables get their turn.
+MAX_SEATS: dict[str, int] = {"hard": 4}
+
+
+def too_many(levels: list[str]) -> str | None:
+    """The level a table's bot seats hold more of than :data:`MAX_SEATS` allows, if any."""
+    for level, cap in MAX_SEATS.items():
+        if levels.count(level) > cap:
+            return level
+    return None
 
 
 def is_known(name: str) -> bool:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import random
 
 from service.bots.base import (
-    View,
     canonical,
     hand_of,
     pips,
     play_tile,
     plays,
 )
-from service.rules import Move
+from service.rules import Move, View
 
 
 class RandomBot:

@@ -40,7 +40,7 @@ def test_bots_finish_games_under_rule_variants(
 
 def small_hard(seed: int | None) -> HardBot:
     """The hard bot's search with a small budget: the same code paths, a test's time."""
-    return HardBot(seed, rollouts=12, least=1)
+    return HardBot(seed, moves=300, least=1)
 
 
 @pytest.mark.parametrize(("preset", "players", "options"), VARIANTS)

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import random
 
+from mexican_train_client import Client
+
 from service.bots.hard import HardBot
 from service.bots.planner import PlannerBot
-from service.client import Client
 from service.rules import (
     GameState,
     apply,
     deal,
     export_position,
-    game_view,
     legal_moves,
     new_game,
+    seat_view,
 )
 from service.tournament.runner import game_specs, play_http, play_local
 
@@ -32,7 +33,7 @@ def a_choice(seed: int) -> GameState:
         moves = legal_moves(state, seat)
         if len(moves) >= 3 and state.opened[seat]:
             return state
-        apply(state, seat, planner.choose(game_view(state, seat), moves))
+        apply(state, seat, planner.choose(seat_view(state, seat), moves))
     raise AssertionError("no position with a real choice")
 
 
@@ -60,12 +61,12 @@ def test_the_decision_ignores_what_the_seat_cannot_see() -> None:
         assert seat is not None
         twin = rehide(state, seat, rng)
         assert export_position(twin)["hands"] != export_position(state)["hands"]
-        view, twin_view = game_view(state, seat), game_view(twin, seat)
+        view, twin_view = seat_view(state, seat), seat_view(twin, seat)
         assert view == twin_view
         moves, twin_moves = legal_moves(state, seat), legal_moves(twin, seat)
         assert moves == twin_moves
-        choice = HardBot(seed=seed, rollouts=48).choose(view, moves)
-        assert HardBot(seed=seed, rollouts=48).choose(twin_view, twin_moves) == choice
+        choice = HardBot(seed=seed, moves=1500).choose(view, moves)
+        assert HardBot(seed=seed, moves=1500).choose(twin_view, twin_moves) == choice
         assert choice in moves
         decided += 1
     assert decided == 6
@@ -76,9 +77,9 @@ def test_the_seed_fixes_the_decision_and_the_search_uses_it() -> None:
     state = a_choice(3)
     seat = state.turn
     assert seat is not None
-    view, moves = game_view(state, seat), legal_moves(state, seat)
-    first = [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)]
-    assert [HardBot(seed=s, rollouts=48).choose(view, moves) for s in range(4)] == first
+    view, moves = seat_view(state, seat), legal_moves(state, seat)
+    first = [HardBot(seed=s, moves=1500).choose(view, moves) for s in range(4)]
+    assert [HardBot(seed=s, moves=1500).choose(view, moves) for s in range(4)] == first
 
 
 def test_over_http_it_plays_the_same_game_as_in_process(live_server: str) -> None:

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from service.bots.registry import BOTS, LEVELS, Level, make_bot
+from service.tournament.stats import wilson
 
 
 def test_every_registered_bot_has_one_level_in_registry_order() -> None:
@@ -27,6 +28,17 @@ def test_strengths_are_measured_win_rates() -> None:
     assert by_name["random"].strength is not None and abs(by_name["random"].strength - 0.25) < 0.05
     for weaker, stronger in (("random", "greedy"), ("greedy", "planner")):
         assert by_name[stronger].strength > by_name[weaker].strength  # type: ignore[operator]
+
+
+def test_each_strength_comes_with_its_wilson_interval() -> None:
+    for level in LEVELS:
+        if level.strength is None:
+            assert level.strength_interval is None
+            continue
+        wins = round(level.strength * level.strength_games)
+        assert abs(wins / level.strength_games - level.strength) < 0.0005  # a count of games
+        lo, hi = wilson(wins, level.strength_games)
+        assert level.strength_interval == pytest.approx((lo, hi), abs=0.0005)
 
 
 def test_a_level_is_immutable() -> None:
