@@ -40,7 +40,7 @@ def policy(state: GameState, seat: int, moves: list[Move]) -> Move:
     as good; read off the state, it costs tens of microseconds a move."""
     if len(moves) == 1:
         return moves[0]
-    return planner_move(state, seat, moves)
+    return planner_move(state, seat, state.hands[seat], moves)
 
 
 def rollout(state: GameState) -> int:

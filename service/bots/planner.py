@@ -13,6 +13,7 @@ player must follow it) of :func:`evaluate` on the hand it leaves.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,7 +26,7 @@ from service.bots.base import (
     play_tile,
     plays,
 )
-from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, View
+from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, Tile, View
 
 _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
 
@@ -157,17 +158,18 @@ class PlannerBot:
 _PLANNER = PlannerBot()
 
 
-def planner_move(state: GameState, seat: int, moves: list[Move]) -> Move:
-    """The planner's choice for ``seat`` read straight off a state (the ``hard`` bot's sampled
-    worlds), with no View built: the same decision as ``PlannerBot().choose`` on the seat's
-    view, since it reads only what that view holds (the seat's hand, the trains' ends and
-    markers, the rules)."""
+def planner_move(state: GameState, seat: int, tiles: Iterable[Tile], moves: list[Move]) -> Move:
+    """The planner's choice for ``seat`` holding ``tiles``, read straight off a state (the
+    ``hard`` bot's sampled worlds), with no View built: the same decision as
+    ``PlannerBot().choose`` on the seat's view, since it reads only what that view holds (the
+    hand it is given, the trains' ends and markers, the rules). The caller hands over the
+    seat's tiles: the planner never reads a hand of the state."""
     ordered = canonical(moves)
     candidates = plays(ordered)
     if not candidates:
         return ordered[0]
     own = str(seat)
-    hand = [(t.a, t.b) for t in state.hands[seat]]
+    hand = [(t.a, t.b) for t in tiles]
     own_end = state.ends[seat]
     if not state.opened[seat]:
         return _PLANNER._opening(ordered, candidates, hand, own, own_end)

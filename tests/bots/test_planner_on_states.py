@@ -25,7 +25,7 @@ def test_the_same_choice_as_the_planner_on_the_seats_view(preset: str) -> None:
                 assert seat is not None
                 moves = legal_moves(state, seat)
                 expected = planner.choose(seat_view(state, seat), moves)
-                assert planner_move(state, seat, moves) == expected
+                assert planner_move(state, seat, state.hands[seat], moves) == expected
                 compared += 1
                 # Random play as often as planned play: positions a planner table never reaches.
                 apply(state, seat, expected if rng.random() < 0.5 else rng.choice(moves))
