@@ -19,7 +19,7 @@ drops the worse half, so the close calls get the most samples.
 from __future__ import annotations
 
 from service.bots.base import canonical
-from service.bots.planner import PlannerBot, planner_move
+from service.bots.planner import SEARCHED, PlannerBot, Weights, planner_move
 from service.rules import (
     GameState,
     Move,
@@ -34,13 +34,18 @@ from service.rules import (
 _IN_ROUND = Status.IN_ROUND
 
 
+#: The planner's weights, its chain search cut to a tenth: a sampled hand that drew a dozen
+#: tiles made every search of a roll-out visit the whole budget, and one decision took seconds.
+ROLLOUT_WEIGHTS = Weights(search=400)
+
+
 def policy(state: GameState, seat: int, moves: list[Move]) -> Move:
     """The roll-out policy: the planner's own choice, for every seat. The other seats at the
     table it is built for are planners or play like them, and its own later moves are at least
     as good; read off the state, it costs tens of microseconds a move."""
     if len(moves) == 1:
         return moves[0]
-    return planner_move(state, seat, state.hands[seat], moves)
+    return planner_move(state, seat, state.hands[seat], moves, ROLLOUT_WEIGHTS)
 
 
 def rollout(state: GameState) -> int:
@@ -67,6 +72,13 @@ def result(state: GameState, seat: int) -> float:
 MOVES = 5_000
 #: What a sample costs on top of its roll-outs, counted in moves (dealing it, copying it).
 SAMPLE_COST = 20
+#: Chain-search nodes that cost as much CPU as one roll-out move (about half a microsecond
+#: against fifteen here): a roll-out's searches are charged to the budget at this rate.
+NODES_PER_MOVE = 30
+#: The most a decision may spend, in budgets, to give every round its ``least`` samples: with
+#: thirty candidates and roll-outs of a hundred moves, four samples a round would cost several
+#: budgets, and such turns made the slowest decisions.
+CEILING = 2
 
 
 class HardBot:
@@ -90,25 +102,30 @@ class HardBot:
         totals = {move: 0.0 for move in candidates}
         # Successive halving: each round spends an equal share of the budget on the survivors.
         share = self.moves // max(1, (len(candidates) - 1).bit_length())
+        spent = 0
         while len(candidates) > 1:
-            self._sample_round(view, candidates, totals, share)
+            spent += self._sample_round(view, candidates, totals, share, spent)
             # The survivors have all met the same samples, so their totals compare.
             candidates = sorted(candidates, key=lambda m: totals[m])[: (len(candidates) + 1) // 2]
         return min(candidates, key=lambda m: totals[m])
 
     def _sample_round(
-        self, view: View, candidates: list[Move], totals: dict[Move, float], share: int
-    ) -> None:
+        self, view: View, candidates: list[Move], totals: dict[Move, float], share: int, before: int
+    ) -> int:
         """One sample at a time, every candidate played out on it, until ``share`` moves are
-        spent (and at least ``least`` samples)."""
+        spent, and then up to ``least`` samples while the decision (``before`` spent in its
+        earlier rounds) stays under its ceiling; the moves it spent."""
         seat = view.seat
+        ceiling = self.moves * CEILING - before
         spent = samples = 0
-        while samples < self.least or spent < share:
+        while samples == 0 or spent < share or (samples < self.least and spent < ceiling):
             world = sample_state(view, self.rng)
             spent += SAMPLE_COST
             for move in candidates:
                 trial = world.copy()
                 apply(trial, seat, move)
-                spent += rollout(trial)
+                searched = SEARCHED.nodes
+                spent += rollout(trial) + (SEARCHED.nodes - searched) // NODES_PER_MOVE
                 totals[move] += result(trial, seat)
             samples += 1
+        return spent

@@ -13,6 +13,7 @@ player must follow it) of :func:`evaluate` on the hand it leaves.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,12 +32,37 @@ from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, Tile, 
 _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
 
 
+class Searched(threading.local):
+    """DFS nodes of this thread's chain searches (a thread's own: a server thread's count must
+    not move with another game's bot). A search on a hand that drew a dozen tiles
+    visits a hundred times the nodes of a five-tile one, so the ``hard`` bot charges them to its
+    decisions' budgets, which then bound their CPU whatever the hands hold. A search answered
+    from the cache counts its nodes again: the charge must not depend on what this process
+    happened to search before, or the same seed would decide otherwise in another process."""
+
+    nodes = 0
+
+
+SEARCHED = Searched()
+
+
+def best_chain(
+    end: int, hand: tuple[TileT, ...], search: int = _SEARCH_BUDGET
+) -> tuple[TileT, ...]:
+    """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``
+    (``hand`` sorted: it is the cache key), searching at most ``search`` nodes."""
+    chain, nodes = _best_chain(end, hand, search)
+    SEARCHED.nodes += nodes
+    return chain
+
+
 @lru_cache(maxsize=65536)
-def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
-    """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``.
+def _best_chain(end: int, hand: tuple[TileT, ...], search: int) -> tuple[tuple[TileT, ...], int]:
+    """The longest chain (ties: most pips) from ``end`` in ``hand``, and the nodes visited.
 
     ``hand`` must be sorted (it is the cache key). Depth-first search over trails with a node
-    budget; domino hands are sparse graphs, so the budget is almost never reached. Each pip's
+    budget (``search``); domino hands are sparse graphs, so the budget is seldom reached, but a
+    hand that drew a dozen tiles reaches it at every call. Each pip's
     list holds (tile index, the pip left open, pips) so the search does no tile arithmetic: it
     runs inside the ``hard`` bot's roll-outs.
     """
@@ -49,7 +75,7 @@ def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
     best_count, best_total = 0, 0
     path: list[int] = []
     used = [False] * len(hand)
-    budget = _SEARCH_BUDGET
+    budget = search
 
     def dfs(at: int, count: int, total: int) -> None:
         nonlocal best, best_count, best_total, budget
@@ -69,7 +95,7 @@ def best_chain(end: int, hand: tuple[TileT, ...]) -> tuple[TileT, ...]:
             used[i] = False
 
     dfs(end, 0, 0)
-    return tuple(hand[i] for i in best)
+    return tuple(hand[i] for i in best), search - budget
 
 
 @dataclass(frozen=True)
@@ -86,6 +112,7 @@ class Weights:
     marked_own_bonus: float = 6.0  # playing on our own marked train takes the marker off
     open_double_bonus: float = 1.5  # leaving an open double burdens the next players
     no_follow_penalty: float = 12.0  # a double we cannot follow: draw, maybe mark
+    search: int = _SEARCH_BUDGET  # DFS nodes a chain search may visit (not a cost)
 
 
 def evaluate(
@@ -99,7 +126,7 @@ def evaluate(
     """Higher is better. Empty hand (went out) is best of all."""
     if not hand:
         return 1e9
-    chain = best_chain(own_end, tuple(sorted(hand)))
+    chain = best_chain(own_end, tuple(sorted(hand)), w.search)
     rest = list(hand)
     for t in chain:
         rest.remove(t)
@@ -158,12 +185,19 @@ class PlannerBot:
 _PLANNER = PlannerBot()
 
 
-def planner_move(state: GameState, seat: int, tiles: Iterable[Tile], moves: list[Move]) -> Move:
+def planner_move(
+    state: GameState,
+    seat: int,
+    tiles: Iterable[Tile],
+    moves: list[Move],
+    weights: Weights = _PLANNER.w,
+) -> Move:
     """The planner's choice for ``seat`` holding ``tiles``, read straight off a state (the
     ``hard`` bot's sampled worlds), with no View built: the same decision as
     ``PlannerBot().choose`` on the seat's view, since it reads only what that view holds (the
     hand it is given, the trains' ends and markers, the rules). The caller hands over the
-    seat's tiles: the planner never reads a hand of the state."""
+    seat's tiles: the planner never reads a hand of the state. ``weights`` other than the
+    planner's make another player (the ``hard`` bot's roll-outs search chains less deeply)."""
     ordered = canonical(moves)
     candidates = plays(ordered)
     if not candidates:
@@ -176,7 +210,7 @@ def planner_move(state: GameState, seat: int, tiles: Iterable[Tile], moves: list
     n = state.n_players
     rules = state.rules
     turn = _LaterTurn(
-        w=_PLANNER.w,
+        w=weights,
         hand=hand,
         own=own,
         own_end=own_end,
