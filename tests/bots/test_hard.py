@@ -7,9 +7,11 @@ import random
 from mexican_train_client import Client
 
 from service.bots.hard import HardBot
-from service.bots.planner import PlannerBot
+from service.bots.planner import PlannerBot, _best_chain
 from service.rules import (
     GameState,
+    Move,
+    View,
     apply,
     deal,
     export_position,
@@ -90,3 +92,23 @@ def test_over_http_it_plays_the_same_game_as_in_process(live_server: str) -> Non
     local = play_local(specs[0], record=True)
     assert remote.move_log == local.move_log
     assert (remote.rounds, remote.winners) == (local.rounds, local.winners)
+
+
+def test_the_chain_search_cache_does_not_change_the_decision() -> None:
+    """Searches are charged to the budget whether the cache answers them or not: a process
+    that searched these hands before decides as a new one does."""
+    for seed in (1, 4):
+        state = a_choice(seed)
+        seat = state.turn
+        assert seat is not None
+        view, moves = seat_view(state, seat), legal_moves(state, seat)
+        _best_chain.cache_clear()
+        cold = [decided(view, moves, s) for s in range(3)]
+        assert _best_chain.cache_info().currsize > 0
+        assert [decided(view, moves, s) for s in range(3)] == cold
+
+
+def decided(view: View, moves: list[Move], seed: int) -> tuple[Move, int]:
+    """The decision, and how far it ran its generator (how many samples it dealt)."""
+    bot = HardBot(seed=seed, moves=1500)
+    return bot.choose(view, moves), bot.rng.state
