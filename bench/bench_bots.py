@@ -25,10 +25,11 @@ import ast
 import hashlib
 import json
 import multiprocessing as mp
+import queue
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -173,18 +174,26 @@ def jobs(args: argparse.Namespace, rows: list[dict[str, Any]]) -> list[tuple[str
 
 def play_cells(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     """Play the games the table still lacks on ``--jobs`` processes, appending each to ``rows``
-    (and the file) as it ends; no game starts after ``--minutes``."""
+    (and the file) as it ends; no game starts after ``--minutes``. Games are handed out one at a
+    time as processes free up: ``Pool.imap`` would take every job at once, deadline or not."""
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     todo = iter(jobs(args, rows))
-
-    def until_deadline() -> Iterator[tuple[str, str, GameSpec]]:
-        for job in todo:
-            if deadline is not None and time.monotonic() > deadline:
-                return
-            yield job
-
+    ended: queue.SimpleQueue[dict[str, Any] | BaseException] = queue.SimpleQueue()
+    running = 0
     with mp.Pool(args.jobs, initializer=_start_worker) as pool:
-        for row in pool.imap_unordered(_play, until_deadline()):
+        while True:
+            while running < args.jobs and (deadline is None or time.monotonic() < deadline):
+                job = next(todo, None)
+                if job is None:
+                    break
+                pool.apply_async(_play, (job,), callback=ended.put, error_callback=ended.put)
+                running += 1
+            if running == 0:
+                return
+            row = ended.get()
+            running -= 1
+            if isinstance(row, BaseException):
+                raise row
             rows.append(row)
             if args.results is not None:
                 with args.results.open("a") as fh:
