@@ -344,7 +344,7 @@ def plot(rows: list[dict[str, Any]], levels: list[str], out: Path) -> None:
             fontsize=8,
         )
     ax.axvline(25, color="grey", linestyle="--", linewidth=1)
-    ax.text(25.5, len(pairs) - 0.4, "parity 25%", color="grey", fontsize=8)
+    ax.text(25.5, -0.45, "parity 25%", color="grey", fontsize=8)
     ax.set_yticks(range(len(pairs)))
     ax.set_yticklabels([f"{a} vs 3 {b}" for a, b in reversed(pairs)])
     ax.set_xlim(0, 112)

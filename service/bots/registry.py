@@ -33,30 +33,31 @@ class Level:
     strength_interval: tuple[float, float] | None = None
 
 
-# Measured with `make bench-bots` (docs/bots.md has the intervals and the whole table).
+# Measured with `make bench-bots`, one of the level against three `random` (docs/bots.md has
+# the whole table).
 LEVELS: tuple[Level, ...] = (
-    Level("random", "Plays any legal move at random: a beginner.", 0.257, 1000, (0.231, 0.285)),
+    Level("random", "Plays any legal move at random: a beginner.", 0.265, 998, (0.238, 0.293)),
     Level(
         "greedy",
         "Plays its heaviest tile first, to cut the points left in its hand.",
-        0.967,
-        300,
-        (0.940, 0.982),
+        0.963,
+        1000,
+        (0.949, 0.973),
     ),
     Level(
         "planner",
         "Plans its hand into a long chain for its own train and plays doubles it can cover.",
-        0.995,
-        376,
-        (0.981, 0.999),
+        1.0,
+        1000,
+        (0.996, 1.0),
     ),
     Level(
         "hard",
         "Samples the hands it cannot see and plays each candidate out to the round's end "
         "(determinized Monte Carlo); the strongest and the slowest.",
         1.0,
-        11,
-        (0.741, 1.0),
+        68,
+        (0.947, 1.0),
     ),
 )
 
