@@ -14,9 +14,10 @@ player must follow it) of :func:`evaluate` on the hand it leaves.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 from service.bots.base import (
     TileT,
@@ -27,7 +28,7 @@ from service.bots.base import (
     play_tile,
     plays,
 )
-from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, Tile, View
+from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, Rules, Tile, View
 
 _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
 
@@ -145,44 +146,53 @@ class PlannerBot:
         self.w = weights or Weights()
 
     def choose(self, view: View, moves: list[Move]) -> Move:
-        ordered = canonical(moves)
-        candidates = plays(ordered)
-        if not candidates:
-            return ordered[0]  # draw, mark or end_turn: the rules leave no real choice
-        seat = view.seat
-        own = str(seat)
-        hand = hand_of(view)
-        own_end = view.ends[seat]
-        if view.in_opening():
-            return self._opening(ordered, candidates, hand, own, own_end)
-        return self._later(view, candidates, hand, own, own_end)
+        return decide(view, view.seat, hand_of(view), moves, self.w)
 
-    def _opening(
-        self, ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
-    ) -> Move:
-        """Lay the planned chain tile by tile; stop (end_turn) once it is laid."""
-        chain = best_chain(own_end, tuple(sorted(hand)))
-        if chain:
-            for m in candidates:
-                if m.train == own and play_tile(m) == chain[0]:
-                    return m
-        for m in ordered:
-            if m.action == Action.END_TURN:
+
+class Table(Protocol):
+    """What the planner reads of the table, alike in a seat's View and in a full state (the
+    ``hard`` bot's sampled worlds): never a hand, which its caller hands over."""
+
+    @property
+    def n_players(self) -> int: ...
+    @property
+    def ends(self) -> Sequence[int]: ...
+    @property
+    def marked(self) -> Sequence[bool]: ...
+    @property
+    def opened(self) -> Sequence[bool]: ...
+    @property
+    def rules(self) -> Rules: ...
+
+
+def decide(table: Table, seat: int, hand: list[TileT], moves: list[Move], w: Weights) -> Move:
+    """The planner's choice for ``seat`` holding ``hand`` at ``table``."""
+    ordered = canonical(moves)
+    candidates = plays(ordered)
+    if not candidates:
+        return ordered[0]  # draw, mark or end_turn: the rules leave no real choice
+    own_end = table.ends[seat]
+    if not table.opened[seat]:
+        return _opening(ordered, candidates, hand, str(seat), own_end)
+    return max(candidates, key=_LaterTurn.of(table, seat, hand, own_end, w).score)
+
+
+def _opening(
+    ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
+) -> Move:
+    """Lay the planned chain tile by tile; stop (end_turn) once it is laid."""
+    chain = best_chain(own_end, tuple(sorted(hand)))
+    if chain:
+        for m in candidates:
+            if m.train == own and play_tile(m) == chain[0]:
                 return m
-        return max(candidates, key=lambda m: pips(play_tile(m)))
-
-    def _later(
-        self,
-        view: View,
-        candidates: list[Move],
-        hand: list[TileT],
-        own: str,
-        own_end: int,
-    ) -> Move:
-        return max(candidates, key=_LaterTurn.of(view, hand, own, own_end, self.w).score)
+    for m in ordered:
+        if m.action == Action.END_TURN:
+            return m
+    return max(candidates, key=lambda m: pips(play_tile(m)))
 
 
-_PLANNER = PlannerBot()
+_PLANNER_WEIGHTS = Weights()
 
 
 def planner_move(
@@ -190,7 +200,7 @@ def planner_move(
     seat: int,
     tiles: Iterable[Tile],
     moves: list[Move],
-    weights: Weights = _PLANNER.w,
+    weights: Weights = _PLANNER_WEIGHTS,
 ) -> Move:
     """The planner's choice for ``seat`` holding ``tiles``, read straight off a state (the
     ``hard`` bot's sampled worlds), with no View built: the same decision as
@@ -198,32 +208,7 @@ def planner_move(
     hand it is given, the trains' ends and markers, the rules). The caller hands over the
     seat's tiles: the planner never reads a hand of the state. ``weights`` other than the
     planner's make another player (the ``hard`` bot's roll-outs search chains less deeply)."""
-    ordered = canonical(moves)
-    candidates = plays(ordered)
-    if not candidates:
-        return ordered[0]
-    own = str(seat)
-    hand = [(t.a, t.b) for t in tiles]
-    own_end = state.ends[seat]
-    if not state.opened[seat]:
-        return _PLANNER._opening(ordered, candidates, hand, own, own_end)
-    n = state.n_players
-    rules = state.rules
-    turn = _LaterTurn(
-        w=weights,
-        hand=hand,
-        own=own,
-        own_end=own_end,
-        own_marked=state.marked[seat],
-        ends={
-            (MEXICAN if t == n else str(t)): state.ends[t]
-            for t in range(n + 1)
-            if t != seat and (t == n or state.marked[t])
-        },
-        follow_any=rules.double_follow != DoubleFollow.SATISFY,
-        blank=rules.double_blank_points,
-    )
-    return max(candidates, key=turn.score)
+    return decide(state, seat, [(t.a, t.b) for t in tiles], moves, weights)
 
 
 @dataclass(frozen=True)
@@ -240,30 +225,23 @@ class _LaterTurn:
     blank: int
 
     @classmethod
-    def of(
-        cls,
-        view: View,
-        hand: list[TileT],
-        own: str,
-        own_end: int,
-        w: Weights,
-    ) -> _LaterTurn:
-        n, seat = view.n_players, view.seat
+    def of(cls, table: Table, seat: int, hand: list[TileT], own_end: int, w: Weights) -> _LaterTurn:
+        n = table.n_players
         # The trains open to us besides our own: the Mexican and every marked one.
         ends = {
-            view.train_id(t): view.ends[t]
+            (MEXICAN if t == n else str(t)): table.ends[t]
             for t in range(n + 1)
-            if t != seat and (t == n or view.marked[t])
+            if t != seat and (t == n or table.marked[t])
         }
         return cls(
             w=w,
             hand=hand,
-            own=own,
+            own=str(seat),
             own_end=own_end,
-            own_marked=view.marked[seat],
+            own_marked=table.marked[seat],
             ends=ends,
-            follow_any=view.rules.double_follow != DoubleFollow.SATISFY,
-            blank=view.rules.double_blank_points,
+            follow_any=table.rules.double_follow != DoubleFollow.SATISFY,
+            blank=table.rules.double_blank_points,
         )
 
     def value(self, hand: list[TileT], own_end: int, public: set[int]) -> float:
