@@ -35,6 +35,7 @@ from service.rules.observer import seat_view
 from service.rules.sampling import sample_positions, sample_state, sampling_rng
 from service.rules.tiles import Action, Tile
 from tests.rules.test_properties import games
+from tests.rules.test_sampling import advance_randomly
 
 VIEWER = 0
 Hand = tuple[Tile, ...]
@@ -203,18 +204,8 @@ def test_no_sample_contradicts_the_history(
     """Every preset and option: the true deal fits the clues, and so does every sample."""
     preset, n, options, game_seed = game
     state = new_game([f"p{i}" for i in range(n)], preset, options, seed=game_seed)
-    chronicle, rng = Chronicle(), random.Random(game_seed)
-    for _ in range(steps):
-        if state.status == Status.GAME_OVER:
-            break
-        if state.status != Status.IN_ROUND:
-            deal(state)
-            continue
-        seat = state.turn
-        assert seat is not None
-        move = rng.choice(legal_moves(state, seat))
-        chronicle.note(state, seat, move)
-        apply(state, seat, move)
+    chronicle = Chronicle()
+    advance_randomly(state, steps, random.Random(game_seed), chronicle.note)
     view = seat_view(state, VIEWER)
     clues = chronicle.seen_by(VIEWER, state.round)
     assert contradictions(state, clues) == []  # the checker accepts the truth

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from scipy.stats import chisquare
 from service.rules import (
     GameState,
     InvalidPosition,
+    Move,
     Status,
     apply,
     deal,
@@ -32,8 +34,14 @@ from service.rules.tiles import Tile, full_set
 from tests.rules.test_properties import games
 
 
-def advance_randomly(state: GameState, steps: int, rng: random.Random) -> GameState:
-    """Deal and play ``steps`` random actions (deals count), stopping wherever that lands."""
+def advance_randomly(
+    state: GameState,
+    steps: int,
+    rng: random.Random,
+    before: Callable[[GameState, int, Move], None] | None = None,
+) -> GameState:
+    """Deal and play ``steps`` random actions (deals count), stopping wherever that lands;
+    ``before`` sees each move just before it is applied."""
     for _ in range(steps):
         if state.status == Status.GAME_OVER:
             break
@@ -42,7 +50,10 @@ def advance_randomly(state: GameState, steps: int, rng: random.Random) -> GameSt
             continue
         seat = state.turn
         assert seat is not None
-        apply(state, seat, rng.choice(legal_moves(state, seat)))
+        move = rng.choice(legal_moves(state, seat))
+        if before is not None:
+            before(state, seat, move)
+        apply(state, seat, move)
     return state
 
 
