@@ -126,14 +126,17 @@ def load(path: Path | None) -> list[dict[str, Any]]:
     return kept
 
 
-#: Each worker process of a run times its own bots (installed once per process).
+#: Each worker process of a run times its own bots (installed once per process), and labels
+#: its games with the digest of the code it loaded (read once: the files may change mid-run).
 _TIMED: Timed | None = None
+_CODE = ""
 
 
 def _start_worker() -> None:
-    global _TIMED
+    global _TIMED, _CODE
     _TIMED = Timed()
     _TIMED.install()
+    _CODE = code_version()
 
 
 def _play(job: tuple[str, str, GameSpec]) -> dict[str, Any]:
@@ -146,7 +149,7 @@ def _play(job: tuple[str, str, GameSpec]) -> dict[str, Any]:
     result = play_local(spec)
     seat = result.bots.index(level)
     return {
-        "code": code_version(),
+        "code": _CODE,
         "level": level,
         "against": against,
         "index": spec.index,
