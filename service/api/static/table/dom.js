@@ -34,9 +34,18 @@ export function replace(container, ...children) {
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Screen readers hear moves and "your turn" from one live region that is never redrawn (a
-// region rebuilt with the table may never be read out).
+// region rebuilt with the table may never be read out). What is announced in one task is said
+// at once: a bot's move and the "your turn" it brings would otherwise overwrite each other
+// before a reader hears the first.
+let pending = [];
 export function announce(text) {
   const region = document.getElementById("announce");
   if (!region || !text) return;
-  region.textContent = text;
+  if (!pending.length) {
+    queueMicrotask(() => {
+      region.textContent = pending.join(". ");
+      pending = [];
+    });
+  }
+  pending.push(text);
 }
