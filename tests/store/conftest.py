@@ -1,0 +1,28 @@
+"""The store's tests run on a redis-server of their own: the session's is shared with the
+background worker of any live server the session started (tests/conftest.py), and that worker
+takes due webhook deliveries, seeks and clocks by the real time, the very entries these tests
+look for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from devstack.redis_server import RedisServer
+
+
+@pytest.fixture(scope="package")
+def store_redis_server() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def redis_client(store_redis_server: RedisServer) -> Iterator[redis.Redis]:
+    """A client on a flushed database of the store tests' own server."""
+    client = redis.Redis.from_url(store_redis_server.url)
+    client.flushall()
+    yield client
+    client.close()
