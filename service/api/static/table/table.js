@@ -4,7 +4,7 @@
 // refusal by its code.
 
 import { ApiError, game } from "./api.js";
-import { announce, h, replace, sleep } from "./dom.js";
+import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd } from "./entries.js";
 import { t, tn } from "./i18n.js";
 import { Live } from "./live.js";
@@ -48,6 +48,7 @@ class Table {
     this.legal = [];
     this.selected = null;
     this.queue = [];
+    this.wake = null; // ends the wait between two entries early (paceBefore)
     this.queued = 0;
     this.pumping = false;
     this.lastStep = 0;
@@ -255,6 +256,7 @@ class Table {
     if (entry.version <= this.queued) return;
     this.queued = entry.version;
     this.queue.push(entry);
+    if (this.wake) this.wake();
     this.pump();
   }
 
@@ -281,6 +283,20 @@ class Table {
     return [entry, ...this.queue].some((e) => (e.events || []).some((ev) => ev.type === "turn_passed" && ev.seat === this.seat));
   }
 
+  // Wait out the pace since the last entry shown. An entry that comes meanwhile and hands this
+  // seat its clocked turn cuts the wait short: the replay must not eat that turn's time.
+  async paceBefore(entry) {
+    for (;;) {
+      const wait = this.lastStep + (this.hurried(entry) ? HURRY_MS : STEP_MS) - Date.now();
+      if (wait <= 0) return;
+      await new Promise((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, wait);
+      });
+      this.wake = null;
+    }
+  }
+
   async step(entry) {
     if (entry.version <= this.view.version) {
       // The table shows it already (a view fetched ahead): the log and summary still tell it.
@@ -288,9 +304,7 @@ class Table {
       this.noteRoundEnd(entry, false);
       return;
     }
-    const pace = this.hurried(entry) ? HURRY_MS : STEP_MS;
-    const wait = this.lastStep + pace - Date.now();
-    if (wait > 0) await sleep(wait);
+    await this.paceBefore(entry);
     this.note(entry);
     this.last = lastPlay(entry) || this.last;
     const drew = (entry.events || []).find((ev) => ev.type === "tile_drawn" && ev.seat === this.seat && ev.tile);
