@@ -22,7 +22,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from . import keys, scripts
-from .tokens import hash_token, token_matches
+from .tokens import hash_token, new_id, token_matches
 
 #: openskill's defaults (Plackett-Luce): where every player starts.
 START_MU = 25.0
@@ -64,7 +64,7 @@ class Result:
 
 
 def new_player_id() -> str:
-    return secrets.token_urlsafe(9)
+    return new_id()
 
 
 def bot_player_id(level: str) -> str:

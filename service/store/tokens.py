@@ -12,9 +12,21 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+#: What an id may not start with: a command line reads an argument led by it as an option.
+OPTION_LEAD = "-"
+
+
+def new_id() -> str:
+    """A public id (a game's, a player's): 72 random bits, URL-safe, short enough to type in a
+    curl command, and never led by ``OPTION_LEAD`` (drawn again: uniform over the rest)."""
+    while True:
+        made = secrets.token_urlsafe(9)
+        if not made.startswith(OPTION_LEAD):
+            return made
+
+
 def new_game_id() -> str:
-    """A game id: 72 random bits, URL-safe, short enough to type in a curl command."""
-    return secrets.token_urlsafe(9)
+    return new_id()
 
 
 def hash_token(token: str) -> bytes:
