@@ -14,6 +14,7 @@ import requests
 from flask.testing import FlaskClient
 
 from devstack.redis_server import RedisServer
+from tests.redis_clients import flushed_client
 from tests.spec_check import COLLECTED, NDJSON, SSE, StreamCheck, media_of, watch_chunks
 
 # The suite's servers end a finished game's streams with its last entry (REMATCH_SECONDS=0);
@@ -30,11 +31,8 @@ def redis_server() -> Iterator[RedisServer]:
 
 @pytest.fixture()
 def redis_client(redis_server: RedisServer) -> Iterator[redis.Redis]:
-    """A client on a flushed database: each test starts from an empty Redis."""
-    client = redis.Redis.from_url(redis_server.url)
-    client.flushall()
-    yield client
-    client.close()
+    with flushed_client(redis_server) as client:
+        yield client
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from devstack.redis_server import RedisServer
+from tests.redis_clients import flushed_client
 
 
 @pytest.fixture(scope="package")
@@ -21,8 +22,5 @@ def store_redis_server() -> Iterator[RedisServer]:
 
 @pytest.fixture()
 def redis_client(store_redis_server: RedisServer) -> Iterator[redis.Redis]:
-    """A client on a flushed database of the store tests' own server."""
-    client = redis.Redis.from_url(store_redis_server.url)
-    client.flushall()
-    yield client
-    client.close()
+    with flushed_client(store_redis_server) as client:
+        yield client

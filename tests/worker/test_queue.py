@@ -13,6 +13,7 @@ from redis.cluster import RedisCluster
 
 from devstack.redis_server import RedisServer
 from service.store.work import WorkQueue
+from tests.redis_clients import flushed_client
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +28,8 @@ def _own_redis_client(_own_redis_server: RedisServer) -> Iterator[redis.Redis]:
     of any live server the session started (tests/conftest.py), which takes the very jobs these
     tests look for. (Private names: tests/cluster re-runs this module with its cluster's
     ``redis_client``, and a star import leaves these out.)"""
-    client = redis.Redis.from_url(_own_redis_server.url)
-    client.flushall()
-    yield client
-    client.close()
+    with flushed_client(_own_redis_server) as client:
+        yield client
 
 
 @pytest.fixture()
