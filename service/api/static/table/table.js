@@ -49,6 +49,7 @@ class Table {
     this.selected = null;
     this.queue = [];
     this.wake = null; // ends the wait between two entries early (paceBefore)
+    this.heard = new Map(); // seat -> present, as this stream last told it (onPresence)
     this.queued = 0;
     this.pumping = false;
     this.lastStep = 0;
@@ -156,6 +157,7 @@ class Table {
   // Who is at the table changed: the card shows it at once when the table is idle, else with
   // the next entry shown (a redraw in the middle of the bots' paced moves would disturb them).
   onPresence({ seat, present }) {
+    this.heard.set(seat, present);
     const player = this.view && this.view.players[seat];
     if (!player || player.present === present) return;
     player.present = present;
@@ -195,6 +197,9 @@ class Table {
 
   accept(view, legal) {
     this.view = view;
+    // A view's presence may be a second old (the server reads it at most once a second): what
+    // the open stream told since is newer, and no message will come to correct a stale view.
+    for (const [seat, present] of this.heard) if (view.players[seat]) view.players[seat].present = present;
     this.queued = Math.max(this.queued, view.version);
     this.legal = legal.version === undefined || legal.version === view.version ? legal.moves : [];
     this.settled = !this.queue.length;
@@ -247,6 +252,7 @@ class Table {
 
   onStream(state) {
     connection(state);
+    this.heard.clear(); // a new stream (or none) starts from the view fetched now
     clearInterval(this.poller);
     if (state === "down") this.poller = setInterval(() => this.pumping || this.refresh(), POLL_MS);
     else if (state === "live") this.refresh({ ahead: false });
