@@ -31,8 +31,6 @@ export function replace(container, ...children) {
   container.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // Screen readers hear moves and "your turn" from one live region that is never redrawn (a
 // region rebuilt with the table may never be read out). What is announced in one task is said
 // at once: a bot's move and the "your turn" it brings would otherwise overwrite each other
