@@ -11,8 +11,8 @@ if [ $# -ne 2 ] || [ -z "${SEAT_TOKEN:-}" ]; then
   exit 2
 fi
 S=$1 G=$2
-seat() { printf 'Authorization: Bearer %s\n' "$SEAT_TOKEN"; }
-host() { printf 'Authorization: Bearer %s\n' "$HOST_TOKEN"; }
+# printf is a builtin: the token it prints is in no process's arguments.
+bearer() { printf 'Authorization: Bearer %s\n' "$1"; }
 while :; do
   status=$(curl -sf "$S/api/v1/games/$G" | jq -r .status)
   case $status in
@@ -22,17 +22,17 @@ while :; do
     waiting_deal|round_over)
       # 409 when another client dealt first: harmless, look again.
       if [ -n "${HOST_TOKEN:-}" ]; then
-        curl -s -o /dev/null -X POST "$S/api/v1/games/$G/deal" -H @<(host)
+        curl -s -o /dev/null -X POST "$S/api/v1/games/$G/deal" -H @<(bearer "$HOST_TOKEN")
       fi
       sleep 0.1; continue ;;
   esac
-  listed=$(curl -sf "$S/api/v1/games/$G/legal-moves" -H @<(seat))
+  listed=$(curl -sf "$S/api/v1/games/$G/legal-moves" -H @<(bearer "$SEAT_TOKEN"))
   move=$(jq -c '.moves[0] // empty' <<<"$listed")
   if [ -z "$move" ]; then sleep 0.1; continue; fi   # not our turn
   version=$(jq -r .version <<<"$listed")
   # If-Match: act only on the state we looked at (412 otherwise: just look again).
   # Idempotency-Key: a retry of this exact request would apply once.
-  curl -s -o /dev/null -w "%{http_code} $move\n" -X POST "$S/api/v1/games/$G/moves" -H @<(seat) \
+  curl -s -o /dev/null -w "%{http_code} $move\n" -X POST "$S/api/v1/games/$G/moves" -H @<(bearer "$SEAT_TOKEN") \
     -H 'Content-Type: application/json' -H "If-Match: \"$version\"" \
     -H "Idempotency-Key: \"$(cat /proc/sys/kernel/random/uuid)\"" -d "$move"
 done
