@@ -268,8 +268,10 @@ def page_waits(page: Page, versions: list[int]) -> list[PageWait]:
     waits = []
     for version in versions:
         came = arrived.get(version)
-        ready = [t for v, t in settled if v >= version and came is not None and t >= came]
-        before = [v for v, t in shown_at if came is not None and t <= came]
+        if came is None:
+            continue  # fetched with a view, not brought by the stream
+        ready = [t for v, t in settled if v >= version and t >= came]
+        before = [v for v, t in shown_at if t <= came]
         if ready and before:
             waits.append(PageWait(version, ready[0] - came, version - before[-1]))
     return waits
