@@ -151,6 +151,11 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
     gc.freeze()
     if POOL == "streams":
         gc.set_threshold(7000, 20, 100)
+        # A game's feed writes each new entry to its readers' sockets itself, in one pass,
+        # instead of waking a greenlet per reader (service/frameworks/gunicorn_body.py).
+        from service.frameworks.gunicorn_body import capture
+
+        worker.wsgi = capture(worker.wsgi)
     os.nice(int(os.environ.get("GUNICORN_NICE") or NICENESS[POOL]))
 
 

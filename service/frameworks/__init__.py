@@ -9,6 +9,8 @@ store can use the Redis paths without importing the web frameworks):
   the JSON media type rule, response headers).
 - :mod:`.smorest`: flask-smorest's and webargs' private names (problem bodies, the orjson body
   parser, documentation without wrapped views, the sorted spec).
+- :mod:`.gunicorn_body`: a stream's body written to gunicorn's socket from outside the body's
+  iteration (a game's feed sends each new entry to its parked readers in one pass).
 
 Each bypass has a test in ``tests/frameworks/`` that compares it with the framework's own
 answer, so an upgrade that changes a framework's behaviour fails a test rather than a user.

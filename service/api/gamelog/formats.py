@@ -15,11 +15,13 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import orjson
 import redis
 
 from service import rules
+from service.frameworks.gunicorn_body import BodyWriter
 from service.rules import Move, Role
 from service.rules.log import Entry, Kind
 
@@ -144,34 +146,111 @@ def presence_frames(media: Media, before: tuple[bool, ...], now: tuple[bool, ...
     return b"".join(out)
 
 
+class Reader:
+    """One stream's reader: where it is in the log, and, under gunicorn's gevent worker, the
+    writer the feed sends new entries with while the reader is parked (``Feed.park``), so a
+    reader's greenlet wakes only for what it must see to itself."""
+
+    def __init__(self, viewer: Viewer, media: Media, last: int, writer: BodyWriter | None) -> None:
+        self.viewer, self.media, self.last, self.writer = viewer, media, last, writer
+        self.rest = b""  # framed bytes a push left unsent: they go first
+        self.pushed = False  # the feed sent entries since the reader last woke
+        self.broken = False  # a push found the peer gone
+
+    def parks(self) -> bool:
+        return self.writer is not None and self.writer.ready and not self.rest
+
+    def push(self, feed: Feed, entries: list[Entry], made: dict[Hashable, Any]) -> bool:
+        """Entries that neither end the game nor this stream, sent in one write. ``made``,
+        shared by the readers of one push, holds what they share: whether an entry ends every
+        stream's own loop, and the bytes once per role, media and framing."""
+        writer, viewer = self.writer, self.viewer
+        if writer is None:
+            return False
+        if ENDS_EVERY_LOOP not in made:
+            made[ENDS_EVERY_LOOP] = any(ends_every_loop(entry) for entry in entries)
+        if made[ENDS_EVERY_LOOP] or any(viewer.revoked_by(entry) for entry in entries):
+            return False
+        key = (viewer.role, self.media, writer.chunked)
+        found = made.get(key)
+        if found is None:
+            data = b"".join(viewer.frame(feed, entry, self.media) for entry in entries)
+            found = made[key] = (data, writer.framed(data))
+        try:
+            self.rest = writer.send(*found)
+        except OSError:
+            self.broken = True
+            return False
+        self.last, self.pushed = entries[-1].version, True
+        return not self.rest
+
+    def flush(self) -> None:
+        """What the socket did not take of a push, sent before anything else is."""
+        if self.rest and self.writer is not None:
+            rest, self.rest = self.rest, b""
+            self.writer.finish(rest)
+
+    def wait(self, feed: Feed, timeout: float, presence_seq: int) -> bool:
+        self.pushed = False
+        if self.parks():
+            return feed.park(self, timeout, presence_seq)
+        return feed.wait(self.last, timeout, presence_seq)
+
+
+#: The key under which a push's readers share :func:`ends_every_loop` of its entries.
+ENDS_EVERY_LOOP = "ends every loop"
+
+
+def ends_every_loop(entry: Entry) -> bool:
+    """An entry after which each reader's own loop decides: the game's end starts the wait for
+    a rematch, a rematch ends the stream (so does the loss of the reader's seat, its own)."""
+    return entry.ends_game or entry.record.kind == Kind.REMATCH
+
+
 def stream(
-    feed: Feed, after: int, viewer: Viewer, media: Media, lifetime: float, linger: float = 0
+    feed: Feed,
+    after: int,
+    viewer: Viewer,
+    media: Media,
+    lifetime: float,
+    linger: float = 0,
+    writer: BodyWriter | None = None,
 ) -> Iterator[bytes]:
     """Entries after ``after`` as they come. After the game's last entry the stream lingers
     ``linger`` seconds (from that entry's time) for a rematch entry, then ends; it ends at once
     for a reader past the last entry, when the game is gone, when the reader's seat is taken
     from it (after that entry), or after ``lifetime`` seconds (the client resumes from its last
-    entry). Entries that are ready together go out as one write."""
+    entry). Entries that are ready together go out as one write. With a ``writer`` the feed
+    sends new entries itself while the reader waits; an empty item then says the stream went on
+    (it writes nothing, and gets the headers out first)."""
     keepalive = FRAMES[media][1]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
-    last, ends = after, time.monotonic() + lifetime
+    elif writer is not None:
+        yield b""
+    reader = Reader(viewer, media, after, writer)
+    ends = time.monotonic() + lifetime
     seq, present = feed.presence_seq, feed.presence
     while True:
-        batch, over = cut(feed.since(last), viewer)
+        reader.flush()
+        if reader.broken:
+            return
+        batch, over = cut(feed.since(reader.last), viewer)
         if batch:
             yield b"".join(viewer.frame(feed, entry, media) for entry in batch)
-            last = batch[-1].version
+            reader.last = batch[-1].version
         if feed.presence_seq != seq:
             seq, before, present = feed.presence_seq, present, feed.presence
             if before:  # the first reading is the baseline, not a change
                 yield presence_frames(media, before, present)
-        left = min(ends - time.monotonic(), lingering(feed, last, linger))
+        left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
-        woken = feed.wait(last, min(KEEPALIVE_SECONDS, left), seq)
+        woken = reader.wait(feed, min(KEEPALIVE_SECONDS, left), seq)
         caught_up(feed)
-        if not woken and not feed.gone and left > KEEPALIVE_SECONDS:
+        if reader.pushed:
+            yield b""
+        elif not woken and not feed.gone and left > KEEPALIVE_SECONDS:
             yield keepalive
 
 

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol
 
 import redis
 from flask import current_app
@@ -47,6 +48,17 @@ IDLE_SECONDS = 30.0
 RENDERED_ENTRIES = 64
 
 
+class Parked(Protocol):
+    """A stream reader the feed writes new entries to itself while the reader waits."""
+
+    last: int  # the version of the last entry the reader was sent
+
+    def push(self, feed: Feed, entries: list[Entry], made: dict[Hashable, Any]) -> bool:
+        """Send ``entries`` (those after ``last``); False when the reader must see to them
+        itself (one ends its stream or the game, or its socket took only part of them).
+        ``made`` is shared by every reader of one push, for what they can share."""
+
+
 class Feed:
     """One game's entries as rebuilt in this process (unredacted), the frames rendered of its
     newest entries for each audience, and its waiting readers."""
@@ -68,6 +80,8 @@ class Feed:
         self._changing = threading.Lock()  # orders the changes themselves, never held to wait
         self._reading = threading.Lock()
         self._rendered: dict[int, dict[Hashable, bytes]] = {}
+        # Readers waiting in :meth:`park`, each with the event that wakes it alone.
+        self._parked: dict[Parked, threading.Event] = {}
         self.presence: tuple[bool, ...] = ()  # which seats are at the table, as last read
         self.presence_seq = 0  # how many times that changed
 
@@ -82,7 +96,7 @@ class Feed:
             if present != self.presence:
                 self.presence = present
                 self.presence_seq += 1
-                self._ring()
+                self._ring(parked=True)
 
     def catch_up(self) -> None:
         """Read and rebuild the records this feed has not seen (one reader does it for all).
@@ -118,6 +132,7 @@ class Feed:
         self.heard(wakeup.version)
 
     def _append(self, records: list[bytes]) -> None:
+        start = len(self.entries)
         for raw in records:
             entry = self.replayer.feed(raw)
             self.entries.append(entry)
@@ -125,23 +140,44 @@ class Feed:
                 self.final = entry.version
         for old in [v for v in list(self._rendered) if v <= len(self.entries) - RENDERED_ENTRIES]:
             del self._rendered[old]
+        if self._parked and len(self.entries) > start:
+            self._push(start)
+
+    def _push(self, start: int) -> None:
+        """The entries from ``start`` on, written to every parked reader that was sent all
+        before them; any other is woken to see to them itself."""
+        new = self.entries[start:]
+        made: dict[Hashable, Any] = {}
+        for reader in list(self._parked):
+            if reader.last != start or not reader.push(self, new, made):
+                self._unpark(reader)
+
+    def _unpark(self, reader: Parked) -> None:
+        woken = self._parked.pop(reader, None)
+        if woken is not None:
+            woken.set()
 
     def heard(self, version: int) -> None:
         with self._changing:
             if version > self.known:
                 self.known = version
-                self._ring()
+                # Parked readers were sent what the feed holds: only a feed behind needs them.
+                self._ring(parked=version > len(self.entries))
 
     def vanish(self) -> None:
         """The game is gone: wake its readers, who end."""
         with self._changing:
             self.gone = True
-            self._ring()
+            self._ring(parked=True)
 
-    def _ring(self) -> None:
-        """Wake every waiting reader (the change is made before: see :meth:`wait`)."""
+    def _ring(self, parked: bool) -> None:
+        """Wake every reader waiting in :meth:`wait`, and with ``parked`` those in :meth:`park`
+        too (the change is made before: see :meth:`wait`)."""
         bell, self._bell = self._bell, threading.Event()
         bell.set()
+        if parked:
+            for reader in list(self._parked):
+                self._unpark(reader)
 
     def wait(self, after: int, timeout: float, presence_seq: int | None = None) -> bool:
         """Block until a version newer than ``after`` is known, the game is gone or has ended
@@ -158,6 +194,19 @@ class Feed:
             if left <= 0:
                 return False
             bell.wait(left)
+
+    def park(self, reader: Parked, timeout: float, presence_seq: int) -> bool:
+        """:meth:`wait`, for a reader the feed sends each new entry itself meanwhile
+        (``reader.push``): only what the reader must see to itself wakes it (the feed behind,
+        presence, the game gone, an entry ``push`` declined). Greenlets only: the parked
+        readers change between two switches of gevent's loop, never under another thread."""
+        if self._ready(reader.last, presence_seq):
+            return True
+        woken = self._parked[reader] = threading.Event()
+        try:
+            return woken.wait(timeout)
+        finally:
+            self._parked.pop(reader, None)
 
     def _ready(self, after: int, presence_seq: int | None) -> bool:
         return (

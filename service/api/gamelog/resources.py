@@ -9,6 +9,7 @@ import orjson
 from flask import Response, request
 from flask.views import MethodView
 
+from service.frameworks.gunicorn_body import body_writer
 from service.rules import Status
 from service.rules.log import Entry, Replayer
 
@@ -190,12 +191,13 @@ def streamed(g: Loaded, after: int, media: Media) -> Response:
     lifetime = settings().stream_max_seconds
     release = take_stream_slot()
     here = StreamPresence(game_id, reader.role.seat)
+    writer = body_writer(request.environ)
 
     def frames() -> Any:
         try:
             here.beat()
             with events_hub.follow(game_id, version, presence=True) as feed:
-                for frame in stream(feed, after, reader, media, lifetime, linger):
+                for frame in stream(feed, after, reader, media, lifetime, linger, writer):
                     yield frame
                     here.beat()
         finally:

@@ -1,0 +1,201 @@
+"""A parked stream reader (``Feed.park``) is sent new entries by the feed itself, over a real
+socket through :class:`BodyWriter`, and is woken only for what it must see to itself: an entry
+that ends the game, presence, a feed behind, the part of a push its socket did not take. The
+bytes it receives are the chunks the reader's own loop would have written."""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import redis
+from gunicorn.http.wsgi import Response as GunicornResponse
+
+from devstack.gunicorn import Gunicorn
+from devstack.redis_server import RedisServer
+from service.api.gamelog.formats import Media, Reader, Viewer
+from service.api.gamelog.hub import Feed
+from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
+from service.rules import Role
+from service.store import GameStore
+from tests.live.conftest import LIVE_ENV
+from tests.live.helpers import (
+    NDJSON,
+    SSE,
+    Game,
+    check_seen,
+    create,
+    entries,
+    follow_stream,
+    play_people,
+)
+
+WAIT = 5.0
+
+
+@pytest.fixture(scope="module")
+def records(live: str, redis_server: RedisServer) -> list[bytes]:
+    players = [{"name": f"cpu{i}", "bot": "random"} for i in range(4)]
+    game = create(live, players=players, auto_deal=True, options={"rounds": 1})
+    store = GameStore(redis.Redis.from_url(redis_server.url))
+    _, found = store.log(game["game_id"])
+    assert len(found) > 40
+    return found
+
+
+@pytest.fixture()
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """A server side and a client side, both with small buffers. The server side is as
+    gevent's: non-blocking for the OS, while its ``sendall`` waits (a timeout does both)."""
+    server, client = socket.socketpair()
+    for sock in (server, client):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    server.settimeout(WAIT)
+    with server, client:
+        yield server, client
+
+
+def reader_on(server: socket.socket, last: int) -> Reader:
+    resp = GunicornResponse(None, server, None)
+    resp.headers_sent, resp.chunked = True, True
+    writer = body_writer({ENVIRON_KEY: resp})
+    assert writer is not None and writer.ready
+    return Reader(Viewer(Role.PUBLIC), Media.SSE, last, writer)
+
+
+def parked(feed: Feed, reader: Reader) -> tuple[threading.Thread, list[bool]]:
+    woken: list[bool] = []
+    thread = threading.Thread(target=lambda: woken.append(feed.park(reader, WAIT, 0)))
+    thread.start()
+    deadline = time.monotonic() + WAIT
+    while reader not in feed._parked and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert reader in feed._parked
+    return thread, woken
+
+
+def chunks(feed: Feed, versions: range) -> bytes:
+    """What the reader's own loop would write: one chunk of the entries' SSE messages."""
+    viewer = Viewer(Role.PUBLIC)
+    data = b"".join(viewer.frame(feed, feed.entries[v - 1], Media.SSE) for v in versions)
+    return b"%X\r\n%s\r\n" % (len(data), data)
+
+
+def read_exactly(sock: socket.socket, n: int) -> bytes:
+    out = bytearray()
+    sock.settimeout(WAIT)
+    while len(out) < n:
+        out += sock.recv(n - len(out))
+    return bytes(out)
+
+
+def new_feed(redis_server: RedisServer, records: list[bytes], upto: int) -> Feed:
+    feed = Feed("g1", GameStore(redis.Redis.from_url(redis_server.url)))
+    feed._append(records[:upto])
+    feed.heard(upto)
+    return feed
+
+
+def test_a_parked_reader_is_sent_new_entries_without_waking(
+    redis_server: RedisServer, records: list[bytes], pair: tuple[socket.socket, socket.socket]
+) -> None:
+    server, client = pair
+    feed = new_feed(redis_server, records, 10)
+    reader = reader_on(server, 10)
+    thread, woken = parked(feed, reader)
+    for first in (11, 13):  # two wake-ups' worth, each appended and heard as a wake-up does
+        feed._append(records[first - 1 : first + 1])
+        feed.heard(first + 1)
+        assert read_exactly(client, len(chunks(feed, range(first, first + 2)))) == chunks(
+            feed, range(first, first + 2)
+        )
+    assert reader.last == 14 and reader.pushed and reader in feed._parked and not woken
+    feed.saw((True, False, False, False))  # presence: the reader tells it itself
+    thread.join(WAIT)
+    assert woken == [True] and reader not in feed._parked
+
+
+def test_what_the_socket_does_not_take_wakes_the_reader_who_sends_it_first(
+    redis_server: RedisServer, records: list[bytes], pair: tuple[socket.socket, socket.socket]
+) -> None:
+    server, client = pair
+    feed = new_feed(redis_server, records, 1)
+    reader = reader_on(server, 1)
+    thread, woken = parked(feed, reader)
+    end = len(records) - 1  # all but the game's last entry, more than the buffers hold
+    feed._append(records[1:end])
+    feed.heard(end)
+    thread.join(WAIT)
+    expected = chunks(feed, range(2, end + 1))
+    assert woken == [True] and reader.rest and len(reader.rest) < len(expected)
+    assert reader.last == end
+    got: list[bytes] = []
+    taker = threading.Thread(target=lambda: got.append(read_exactly(client, len(expected))))
+    taker.start()
+    reader.flush()
+    taker.join(WAIT)
+    assert got == [expected] and not reader.rest
+
+
+@pytest.mark.parametrize("why", ["the game's last entry", "a feed behind", "the game gone"])
+def test_the_reader_sees_to_these_itself(
+    redis_server: RedisServer,
+    records: list[bytes],
+    pair: tuple[socket.socket, socket.socket],
+    why: str,
+) -> None:
+    server, client = pair
+    before_end = len(records) - 1
+    feed = new_feed(redis_server, records, before_end)
+    reader = reader_on(server, before_end)
+    thread, woken = parked(feed, reader)
+    if why == "the game's last entry":
+        feed._append(records[before_end:])
+        feed.heard(len(records))
+    elif why == "a feed behind":
+        feed.heard(len(records))  # heard of, not yet read
+    else:
+        feed.vanish()
+    thread.join(WAIT)
+    assert woken == [True] and reader.last == before_end and not reader.pushed
+    client.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        client.recv(1)  # nothing was written for it
+
+
+@pytest.fixture(scope="module")
+def streams(redis_server: RedisServer) -> Iterator[str]:
+    """The streams pool as deployed: gevent, the feed writing to parked readers."""
+    with Gunicorn(redis_server.url, workers=1, pool="streams", env=LIVE_ENV) as pool:
+        yield pool.url
+
+
+@pytest.mark.slow
+def test_every_reader_of_the_streams_pool_sees_every_entry_once(live: str, streams: str) -> None:
+    """Readers hang up at random and resume, so entries reach them both ways: written by
+    their own loop (the backlog at each opening) and pushed while they are parked."""
+    game = Game(create(live, players=["ann", "bo", "cy", "di"], options={"rounds": 2}))
+    readers = list(game.readers().items())
+    ways = [(name, token, media) for name, token in readers for media in (SSE, NDJSON)]
+    with ThreadPoolExecutor(len(ways) + 1) as pool:
+        follows = {
+            (name, media): pool.submit(
+                follow_stream, [streams], game.id, token, media, random.Random(n)
+            )
+            for n, (name, token, media) in enumerate(ways)
+        }
+        final = pool.submit(play_people, [live], game, random.Random(5)).result(timeout=300)
+        got = {key: future.result(timeout=120) for key, future in follows.items()}
+    whole = entries(live, game.id, game.host)["entries"]
+    assert [e["version"] for e in whole] == list(range(1, final["version"] + 1))
+    for (name, media), seen in got.items():
+        if name == "host":
+            assert seen == whole, (name, media)
+        else:
+            check_seen(seen, whole, game.seat_of(name))
