@@ -43,10 +43,10 @@ def capture(app: WsgiApp) -> WsgiApp:
 
 def body_writer(environ: dict[str, Any]) -> BodyWriter | None:
     """A writer for this request's body, or None where there is none to be had (another server,
-    a blocking socket)."""
+    a blocking socket, an answer without a body)."""
     resp = environ.get(ENVIRON_KEY)
-    if not isinstance(resp, GunicornResponse):
-        return None
+    if not isinstance(resp, GunicornResponse) or environ.get("REQUEST_METHOD") == "HEAD":
+        return None  # gunicorn drops a HEAD answer's body; written past it, it would go out
     try:
         fd = resp.sock.fileno()
         if os.get_blocking(fd):

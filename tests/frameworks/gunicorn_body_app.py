@@ -29,8 +29,13 @@ def plain() -> Iterator[bytes]:
 
 def body(environ: dict[str, Any]) -> Iterator[bytes]:
     writer = body_writer(environ)
-    yield b"none\n" if writer is None or writer.ready else b"writer\n"  # not ready: no headers yet
-    assert writer is not None and writer.ready
+    if writer is None:
+        yield b"no writer\n"  # a body gunicorn's /plain never has
+        return
+    yield b"writer\n" if not writer.ready else b"ready before the headers\n"
+    if not writer.ready:
+        yield b"not ready after the headers\n"
+        return
     held_back = 0
     for part in PARTS:
         rest = writer.send(part)

@@ -24,10 +24,10 @@ def server(redis_server) -> Iterator[Gunicorn]:  # type: ignore[no-untyped-def]
         yield gunicorn
 
 
-def fetch(server: Gunicorn, path: str, version: str) -> bytes:
+def fetch(server: Gunicorn, path: str, version: str, method: str = "GET") -> bytes:
     """The raw response, read to the end (gunicorn closes an HTTP/1.0 or Connection: close one)."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
-        request = f"GET {path} {version}\r\nHost: x\r\nConnection: close\r\n\r\n"
+        request = f"{method} {path} {version}\r\nHost: x\r\nConnection: close\r\n\r\n"
         sock.sendall(request.encode())
         out = bytearray()
         while chunk := sock.recv(1 << 20):
@@ -47,6 +47,15 @@ def test_the_bytes_on_the_wire_are_gunicorns(server: Gunicorn, version: str) -> 
         assert body == expected
     else:
         assert body.startswith(b"7\r\nwriter\n\r\n") and body.endswith(b"5\r\nlast\n\r\n0\r\n\r\n")
+
+
+def test_a_head_request_gets_no_writer(server: Gunicorn) -> None:
+    """gunicorn drops a HEAD answer's body; written past it, the body would reach the client."""
+    direct, plain = (
+        fetch(server, "/direct", "HTTP/1.1", "HEAD"),
+        fetch(server, "/plain", "HTTP/1.1", "HEAD"),
+    )
+    assert direct == plain and direct.endswith(b"\r\n\r\n")
 
 
 def test_no_writer_on_a_blocking_socket() -> None:

@@ -156,6 +156,7 @@ class Reader:
         self.rest = b""  # framed bytes a push left unsent: they go first
         self.pushed = False  # the feed sent entries since the reader last woke
         self.broken = False  # a push found the peer gone
+        self.key: tuple[Role, Media, bool] | None = None  # what it shares with others' pushes
 
     def parks(self) -> bool:
         return self.writer is not None and self.writer.ready and not self.rest
@@ -169,9 +170,13 @@ class Reader:
             return False
         if ENDS_EVERY_LOOP not in made:
             made[ENDS_EVERY_LOOP] = any(ends_every_loop(entry) for entry in entries)
-        if made[ENDS_EVERY_LOOP] or any(viewer.revoked_by(entry) for entry in entries):
+        if made[ENDS_EVERY_LOOP] or (
+            viewer.role.seat is not None and any(viewer.revoked_by(entry) for entry in entries)
+        ):
             return False
-        key = (viewer.role, self.media, writer.chunked)
+        key = self.key
+        if key is None:  # the framing is known once the headers are out
+            key = self.key = (viewer.role, self.media, writer.chunked)
         found = made.get(key)
         if found is None:
             data = b"".join(viewer.frame(feed, entry, self.media) for entry in entries)
