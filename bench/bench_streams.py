@@ -34,6 +34,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -188,10 +189,17 @@ def part_of(proc: psutil.Process) -> str:
 class Watcher:
     """One SSE connection of the watcher process: its request until sent, then what it read."""
 
-    __slots__ = ("request", "seen", "sock", "tail")
+    __slots__ = ("head", "request", "seen", "sock", "tail", "why")
 
     def __init__(self, sock: Any, request: bytes, seen: list[tuple[int, float]]) -> None:
         self.sock, self.request, self.seen, self.tail = sock, request, seen, b""
+        self.head = b""  # the answer's first bytes: what a watcher without entries was told
+        self.why = "no answer"  # how its connection ended, if it did
+
+    def unattached(self) -> str:
+        """Why a watcher holds no entry: its answer's status line, or how its socket ended."""
+        status = self.head.split(b"\r\n", 1)[0].decode("latin-1") if self.head else ""
+        return f"{status or 'nothing read'} ({self.why})"
 
 
 def watch(
@@ -239,11 +247,14 @@ def watch(
                     poller.modify(fd, select.EPOLLIN)
                     continue
                 data = watcher.sock.recv(65536)
-            except OSError:  # refused or reset: what it holds is checked as lost
-                data = b""
+            except OSError as err:  # refused or reset: what it holds is checked as lost
+                data, watcher.why = b"", type(err).__name__
             if not data:
                 poller.unregister(fd)
+                watcher.why = "closed" if watcher.why == "no answer" else watcher.why
                 continue
+            if len(watcher.head) < 256:
+                watcher.head += data[:256]
             tail = watcher.tail + data
             last = 0
             for match in pattern.finditer(tail):
@@ -257,9 +268,10 @@ def watch(
         ):
             attach = time.monotonic() - started
             ready.set()
+    unattached = Counter(w.unattached() for w in watchers.values() if not w.seen)
     for watcher in watchers.values():
         watcher.sock.close()
-    out.put((attach, len(attached), found))
+    out.put((attach, len(attached), found, dict(unattached)))
 
 
 def raise_file_limit() -> None:
@@ -319,9 +331,16 @@ def watched_phase(
             f"{part} {(w - waited.get(part, 0.0)) / spent:.2f}" for part, w in sorted(waits.items())
         )
     )
-    attach, attached, found = queue.get()
+    attach, attached, found, unattached = queue.get()
     watcher.join()
     print(f"attached: {attached} of {len(found)} watchers held their first entry in {attach:.1f} s")
+    if unattached:
+        print(
+            "watchers without an entry, by answer: "
+            + ", ".join(
+                f"{why}: {n}" for why, n in sorted(unattached.items(), key=lambda kv: -kv[1])
+            )
+        )
     return moves, stamps, found
 
 
