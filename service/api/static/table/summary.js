@@ -99,7 +99,7 @@ export function summaryPanel(s, { onDismiss, extra = null }) {
   const mine = s.mine && s.mine.length && !s.revealed
     ? h("div", { class: "left-tiles" }, h("span", {}, t("summary.your_tiles")), h("span", { class: "tiles" }, s.mine.map((tile) => h("span", { class: "stile" }, tileFace(tile, { vertical: true })))))
     : null;
-  return h("section", { class: "panel round-summary", id: `summary-${s.round}`, "aria-labelledby": `summary-title-${s.round}`, tabindex: "-1", dataset: { round: s.round } },
+  return h("section", { class: "panel round-summary", id: `summary-${s.round}`, "aria-labelledby": `summary-title-${s.round}`, tabindex: "-1", dataset: { round: s.round, key: `summary-${s.round}` } },
     h("h2", { id: `summary-title-${s.round}` }, headline(s)),
     h("table", { class: "scores" },
       h("caption", {}, t("summary.caption")),
