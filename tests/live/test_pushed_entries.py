@@ -69,6 +69,17 @@ def reader_on(server: socket.socket, last: int) -> Reader:
     return Reader(Viewer(Role.PUBLIC), Media.SSE, last, writer)
 
 
+def parked_reader(
+    redis_server: RedisServer, records: list[bytes], server: socket.socket, upto: int
+) -> tuple[Feed, Reader, threading.Thread, list[bool]]:
+    """A feed of the first ``upto`` records, and a reader sent them all, parked on it in a
+    thread (which puts whether it was woken in the list)."""
+    feed = new_feed(redis_server, records, upto)
+    reader = reader_on(server, upto)
+    thread, woken = parked(feed, reader)
+    return feed, reader, thread, woken
+
+
 def parked(feed: Feed, reader: Reader) -> tuple[threading.Thread, list[bool]]:
     woken: list[bool] = []
     thread = threading.Thread(target=lambda: woken.append(feed.park(reader, WAIT, 0)))
@@ -106,15 +117,12 @@ def test_a_parked_reader_is_sent_new_entries_without_waking(
     redis_server: RedisServer, records: list[bytes], pair: tuple[socket.socket, socket.socket]
 ) -> None:
     server, client = pair
-    feed = new_feed(redis_server, records, 10)
-    reader = reader_on(server, 10)
-    thread, woken = parked(feed, reader)
+    feed, reader, thread, woken = parked_reader(redis_server, records, server, 10)
     for first in (11, 13):  # two wake-ups' worth, each appended and heard as a wake-up does
         feed._append(records[first - 1 : first + 1])
         feed.heard(first + 1)
-        assert read_exactly(client, len(chunks(feed, range(first, first + 2)))) == chunks(
-            feed, range(first, first + 2)
-        )
+        expected = chunks(feed, range(first, first + 2))
+        assert read_exactly(client, len(expected)) == expected
     assert reader.last == 14 and reader.pushed and reader in feed._parked and not woken
     feed.saw((True, False, False, False))  # presence: the reader tells it itself
     thread.join(WAIT)
@@ -125,9 +133,7 @@ def test_what_the_socket_does_not_take_wakes_the_reader_who_sends_it_first(
     redis_server: RedisServer, records: list[bytes], pair: tuple[socket.socket, socket.socket]
 ) -> None:
     server, client = pair
-    feed = new_feed(redis_server, records, 1)
-    reader = reader_on(server, 1)
-    thread, woken = parked(feed, reader)
+    feed, reader, thread, woken = parked_reader(redis_server, records, server, 1)
     end = len(records) - 1  # all but the game's last entry, more than the buffers hold
     feed._append(records[1:end])
     feed.heard(end)
@@ -152,9 +158,7 @@ def test_the_reader_sees_to_these_itself(
 ) -> None:
     server, client = pair
     before_end = len(records) - 1
-    feed = new_feed(redis_server, records, before_end)
-    reader = reader_on(server, before_end)
-    thread, woken = parked(feed, reader)
+    feed, reader, thread, woken = parked_reader(redis_server, records, server, before_end)
     if why == "the game's last entry":
         feed._append(records[before_end:])
         feed.heard(len(records))
