@@ -34,7 +34,8 @@ def capture(app: WsgiApp) -> WsgiApp:
 
     def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         found = getattr(start_response, "__self__", None)
-        if isinstance(found, GunicornResponse):
+        # That class exactly: a subclass frames the body its own way (HTTP/2's, for one).
+        if type(found) is GunicornResponse:
             environ[ENVIRON_KEY] = found
         return app(environ, start_response)
 
@@ -43,9 +44,14 @@ def capture(app: WsgiApp) -> WsgiApp:
 
 def body_writer(environ: dict[str, Any]) -> BodyWriter | None:
     """A writer for this request's body, or None where there is none to be had (another server,
-    a blocking socket, an answer without a body)."""
+    a response that frames its body otherwise, such as HTTP/2's, a blocking socket, an answer
+    without a body)."""
     resp = environ.get(ENVIRON_KEY)
-    if not isinstance(resp, GunicornResponse) or environ.get("REQUEST_METHOD") == "HEAD":
+    if (
+        resp is None
+        or type(resp) is not GunicornResponse
+        or environ.get("REQUEST_METHOD") == "HEAD"
+    ):
         return None  # gunicorn drops a HEAD answer's body; written past it, it would go out
     try:
         fd = resp.sock.fileno()

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 from gunicorn.http.wsgi import Response as GunicornResponse
+from gunicorn.http2.response import HTTP2Response
 
 from devstack.gunicorn import Gunicorn
-from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
+from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer, capture
 from tests.frameworks.gunicorn_body_app import PARTS
 
 
@@ -66,3 +67,16 @@ def test_no_writer_on_a_blocking_socket() -> None:
         left.setblocking(False)
         assert body_writer({ENVIRON_KEY: resp}) is not None
     assert body_writer({}) is None
+
+
+def test_no_writer_for_a_response_that_frames_its_body_otherwise() -> None:
+    """HTTP/2's response subclasses HTTP/1's and writes frames of its own: raw bytes on its
+    socket would break the connection."""
+    left, right = socket.socketpair()
+    with left, right:
+        left.setblocking(False)
+        h2 = HTTP2Response(None, left, None, None, 1)
+        assert body_writer({ENVIRON_KEY: h2}) is None
+        seen: dict[str, object] = {}
+        capture(lambda environ, _: seen.update(environ) or [])({}, h2.start_response)
+        assert ENVIRON_KEY not in seen
