@@ -13,12 +13,13 @@ from gunicorn.http.wsgi import Response as GunicornResponse
 from gunicorn.http2.response import HTTP2Response
 
 from devstack.gunicorn import Gunicorn
+from devstack.redis_server import RedisServer
 from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer, capture
 from tests.frameworks.gunicorn_body_app import PARTS
 
 
 @pytest.fixture(scope="module")
-def server(redis_server) -> Iterator[Gunicorn]:  # type: ignore[no-untyped-def]
+def server(redis_server: RedisServer) -> Iterator[Gunicorn]:
     with Gunicorn(
         redis_server.url, workers=1, pool="streams", app="tests.frameworks.gunicorn_body_app:app"
     ) as gunicorn:

@@ -156,27 +156,17 @@ class Reader:
         self.rest = b""  # framed bytes a push left unsent: they go first
         self.pushed = False  # the feed sent entries since the reader last woke
         self.broken = False  # a push found the peer gone
-        self.key: tuple[Role, Media, bool] | None = None  # what it shares with others' pushes
 
     def parks(self) -> bool:
         return self.writer is not None and self.writer.ready and not self.rest
 
     def push(self, feed: Feed, entries: list[Entry], made: dict[Hashable, Any]) -> bool:
         """Entries that neither end the game nor this stream, sent in one write. ``made``,
-        shared by the readers of one push, holds what they share: whether an entry ends every
-        stream's own loop, and the bytes once per role, media and framing."""
+        shared by the readers of one push, holds the bytes once per role, media and framing."""
         writer, viewer = self.writer, self.viewer
-        if writer is None:
+        if writer is None or any(ends_own_loop(entry, viewer) for entry in entries):
             return False
-        if ENDS_EVERY_LOOP not in made:
-            made[ENDS_EVERY_LOOP] = any(ends_every_loop(entry) for entry in entries)
-        if made[ENDS_EVERY_LOOP] or (
-            viewer.role.seat is not None and any(viewer.revoked_by(entry) for entry in entries)
-        ):
-            return False
-        key = self.key
-        if key is None:  # the framing is known once the headers are out
-            key = self.key = (viewer.role, self.media, writer.chunked)
+        key = (viewer.role, self.media, writer.chunked)
         found = made.get(key)
         if found is None:
             data = b"".join(viewer.frame(feed, entry, self.media) for entry in entries)
@@ -202,14 +192,10 @@ class Reader:
         return feed.wait(self.last, timeout, presence_seq)
 
 
-#: The key under which a push's readers share :func:`ends_every_loop` of its entries.
-ENDS_EVERY_LOOP = "ends every loop"
-
-
-def ends_every_loop(entry: Entry) -> bool:
-    """An entry after which each reader's own loop decides: the game's end starts the wait for
-    a rematch, a rematch ends the stream (so does the loss of the reader's seat, its own)."""
-    return entry.ends_game or entry.record.kind == Kind.REMATCH
+def ends_own_loop(entry: Entry, viewer: Viewer) -> bool:
+    """An entry after which the reader's own loop decides: the game's end starts the wait for a
+    rematch; a rematch, or the loss of the reader's seat, ends the stream."""
+    return entry.ends_game or entry.record.kind == Kind.REMATCH or viewer.revoked_by(entry)
 
 
 def stream(
