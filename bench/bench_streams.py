@@ -6,8 +6,9 @@
    legal moves in them over HTTP (legal-moves, then the move with the seat's token) and note
    the wall time each version's response arrived.
 3. Phase "alone": moves per second for SECONDS with nobody watching; run again after the
-   watched phase, and the two averaged, so that the machine speeding up or slowing down over
-   the run (other work on it) does not pass for the watchers' cost.
+   watched phase (once the streams pool holds none of the watchers' streams), and the two
+   averaged, so that the machine speeding up or slowing down over the run (other work on it)
+   does not pass for the watchers' cost.
 4. Phase "watched": WATCHERS SSE connections (WATCHERS / GAMES per game: each seat through its
    ``access_token``, the rest public) opened first and waited for until each holds its first
    entry (the time that takes is printed), then the same play for SECONDS. Each watcher notes
@@ -274,6 +275,27 @@ def watch(
     out.put((attach, len(attached), found, dict(unattached)))
 
 
+#: The most the bench waits for the streams pool to close the watchers' streams.
+CLOSE_SECONDS = 60.0
+
+
+def open_streams(port: int) -> int:
+    """Established TCP connections to ``port`` on this machine (IPv4 loopback)."""
+    local = f":{port:04X}"
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return sum(1 for row in rows if row[1].endswith(local) and row[3] == "01")  # 01: established
+
+
+def streams_closed(port: int) -> float:
+    """Seconds until the streams pool holds no watcher's stream (at most CLOSE_SECONDS): the
+    phase after the watched one must not pay for closing them, which would flatter the ratio."""
+    started = time.monotonic()
+    while open_streams(port) and time.monotonic() - started < CLOSE_SECONDS:
+        time.sleep(0.25)
+    return time.monotonic() - started
+
+
 def raise_file_limit() -> None:
     """Thousands of sockets: lift the soft limit to the hard one (children inherit it)."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -309,6 +331,8 @@ def watched_phase(
     watcher = mp.Process(target=watch, args=(port, targets(games), ready, stop, queue))
     watcher.start()
     ready.wait(ATTACH_SECONDS + 10)
+    # Said as it starts, so a profiler can be pointed at the watched play alone.
+    print(f"watched play starts: {SECONDS:.0f} s", flush=True)
     before, calls, waited = cpu_by_part(), command_calls(redis_url), waits_by_part()
     moves, stamps, drivers, drivers_waited = drive(base, games, SECONDS)
     time.sleep(SETTLE_SECONDS)  # let the last entries arrive
@@ -406,7 +430,9 @@ def main() -> None:
         before, *_ = drive(base, games, SECONDS)
         watched, stamps, found = watched_phase(port, base, games, redis.url)
         finals = final_versions(base, games)
+        closing = streams_closed(streams_port)
         after, *_ = drive(base, games, SECONDS)
+        print(f"the watchers' streams closed {closing:.1f} s after the watched phase")
         print(f"moves/s alone: {before / SECONDS:.1f} before, {after / SECONDS:.1f} after")
         report(finals, (before + after) / 2, watched, stamps, found)
 
