@@ -5,6 +5,7 @@ bytes it receives are the chunks the reader's own loop would have written."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import threading
@@ -18,7 +19,7 @@ from gunicorn.http.wsgi import Response as GunicornResponse
 
 from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer
-from service.api.gamelog.formats import Media, Reader, Viewer
+from service.api.gamelog.formats import FRAMES, KEEPALIVE_SECONDS, Media, Reader, Viewer
 from service.api.gamelog.hub import Feed
 from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
 from service.rules import Role
@@ -113,11 +114,19 @@ def new_feed(redis_server: RedisServer, records: list[bytes], upto: int) -> Feed
     return feed
 
 
-def test_a_parked_reader_is_sent_new_entries_without_waking(
+@pytest.fixture()
+def at_ten(
     redis_server: RedisServer, records: list[bytes], pair: tuple[socket.socket, socket.socket]
-) -> None:
+) -> tuple[socket.socket, Feed, Reader, threading.Thread, list[bool]]:
+    """The client's socket, and a reader sent the first 10 entries parked on their feed."""
     server, client = pair
-    feed, reader, thread, woken = parked_reader(redis_server, records, server, 10)
+    return (client, *parked_reader(redis_server, records, server, 10))
+
+
+def test_a_parked_reader_is_sent_new_entries_without_waking(
+    records: list[bytes], at_ten: tuple[socket.socket, Feed, Reader, threading.Thread, list[bool]]
+) -> None:
+    client, feed, reader, thread, woken = at_ten
     for first in (11, 13):  # two wake-ups' worth, each appended and heard as a wake-up does
         feed._append(records[first - 1 : first + 1])
         feed.heard(first + 1)
@@ -147,6 +156,63 @@ def test_what_the_socket_does_not_take_wakes_the_reader_who_sends_it_first(
     reader.flush()
     taker.join(WAIT)
     assert got == [expected] and not reader.rest
+
+
+def nothing_sent(client: socket.socket) -> bool:
+    client.setblocking(False)
+    try:
+        client.recv(1)
+    except BlockingIOError:
+        return True
+    finally:
+        client.setblocking(True)
+    return False
+
+
+def test_a_quiet_parked_reader_is_sent_keep_alives_without_waking(
+    records: list[bytes], at_ten: tuple[socket.socket, Feed, Reader, threading.Thread, list[bool]]
+) -> None:
+    client, feed, reader, thread, woken = at_ten
+    keepalive = FRAMES[Media.SSE][1]
+    quiet_since = reader.wrote_at
+    feed.sweep(quiet_since + KEEPALIVE_SECONDS - 0.5)
+    assert nothing_sent(client)
+    feed.sweep(quiet_since + KEEPALIVE_SECONDS)
+    framed = b"%X\r\n%s\r\n" % (len(keepalive), keepalive)
+    assert read_exactly(client, len(framed)) == framed
+    feed._append(records[10:12])  # entries pushed: the stream is not quiet any more
+    feed.heard(12)
+    expected = chunks(feed, range(11, 13))
+    assert read_exactly(client, len(expected)) == expected
+    feed.sweep(reader.wrote_at + KEEPALIVE_SECONDS - 0.5)
+    assert nothing_sent(client)
+    assert reader in feed._parked and not woken
+    feed.vanish()
+    thread.join(WAIT)
+    assert woken == [True]
+
+
+@pytest.mark.parametrize("why", ["a full socket", "the peer gone"])
+def test_a_keep_alive_the_socket_cannot_take_wakes_the_reader(
+    pair: tuple[socket.socket, socket.socket],
+    at_ten: tuple[socket.socket, Feed, Reader, threading.Thread, list[bool]],
+    why: str,
+) -> None:
+    server, client = pair
+    _, feed, reader, thread, woken = at_ten
+    if why == "a full socket":
+        filler = b"x" * 4096
+        while True:
+            try:
+                os.write(server.fileno(), filler)
+            except BlockingIOError:
+                break
+    else:
+        client.close()
+    feed.sweep(reader.wrote_at + KEEPALIVE_SECONDS)
+    thread.join(WAIT)
+    assert woken == [True] and reader not in feed._parked
+    assert reader.rest if why == "a full socket" else reader.broken
 
 
 @pytest.mark.parametrize("why", ["the game's last entry", "a feed behind", "the game gone"])
@@ -203,3 +269,25 @@ def test_every_reader_of_the_streams_pool_sees_every_entry_once(live: str, strea
             assert seen == whole, (name, media)
         else:
             check_seen(seen, whole, game.seat_of(name))
+
+
+@pytest.mark.slow
+def test_a_quiet_public_stream_of_the_streams_pool_gets_its_keep_alive(
+    live: str, streams: str
+) -> None:
+    """The ticker's sweep sends it (the parked reader's own greenlet sleeps on), within the
+    15 s clients allow."""
+    game = create(live, players=["ann", "bo"])
+    host, _, port = streams.removeprefix("http://").partition(":")
+    path = f"/api/v1/games/{game['game_id']}/events"
+    request = f"GET {path} HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n".encode()
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        sock.sendall(request)
+        got = b""
+        while b"id: 1\n" not in got:
+            got += sock.recv(4096)
+        quiet_since = time.monotonic()
+        while FRAMES[Media.SSE][1] not in got:
+            got += sock.recv(4096)
+    waited = time.monotonic() - quiet_since
+    assert KEEPALIVE_SECONDS - 1 <= waited <= 15, waited

@@ -156,6 +156,7 @@ class Reader:
         self.rest = b""  # framed bytes a push left unsent: they go first
         self.pushed = False  # the feed sent entries since the reader last woke
         self.broken = False  # a push found the peer gone
+        self.wrote_at = time.monotonic()  # when the stream last sent something
 
     def parks(self) -> bool:
         return self.writer is not None and self.writer.ready and not self.rest
@@ -176,7 +177,25 @@ class Reader:
         except OSError:
             self.broken = True
             return False
-        self.last, self.pushed = entries[-1].version, True
+        self.last, self.pushed, self.wrote_at = entries[-1].version, True, time.monotonic()
+        return not self.rest
+
+    def keep_alive(self, now: float) -> bool:
+        """A keep-alive, sent by the feed's sweep when the stream has been quiet for
+        ``KEEPALIVE_SECONDS``; False when the reader must see to its stream itself (the socket
+        took only part of it, or the peer is gone)."""
+        writer = self.writer
+        if now - self.wrote_at < KEEPALIVE_SECONDS:
+            return True
+        if writer is None:
+            return False
+        data = FRAMES[self.media][1]
+        try:
+            self.rest = writer.send(data)
+        except OSError:
+            self.broken = True
+            return False
+        self.wrote_at = now
         return not self.rest
 
     def flush(self) -> None:
@@ -185,11 +204,19 @@ class Reader:
             rest, self.rest = self.rest, b""
             self.writer.finish(rest)
 
-    def wait(self, feed: Feed, timeout: float, presence_seq: int) -> bool:
+    def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool) -> bool:
+        """Wait for what the stream must send, at most ``left`` seconds. A parked reader's
+        keep-alives are the feed's (:meth:`Feed.sweep`), so its greenlet sleeps on unless its
+        loop ``beats`` (a seat's presence) every ``KEEPALIVE_SECONDS``."""
         self.pushed = False
+        quiet = min(KEEPALIVE_SECONDS, left)
         if self.parks():
-            return feed.park(self, timeout, presence_seq)
-        return feed.wait(self.last, timeout, presence_seq)
+            return feed.park(self, quiet if beats else left, presence_seq)
+        return feed.wait(self.last, quiet, presence_seq)
+
+    def wrote(self) -> None:
+        """The reader's own loop sent something (gunicorn wrote what it yielded)."""
+        self.wrote_at = time.monotonic()
 
 
 def ends_own_loop(entry: Entry, viewer: Viewer) -> bool:
@@ -206,6 +233,7 @@ def stream(
     lifetime: float,
     linger: float = 0,
     writer: BodyWriter | None = None,
+    beats: bool = False,
 ) -> Iterator[bytes]:
     """Entries after ``after`` as they come. After the game's last entry the stream lingers
     ``linger`` seconds (from that entry's time) for a rematch entry, then ends; it ends at once
@@ -213,7 +241,8 @@ def stream(
     from it (after that entry), or after ``lifetime`` seconds (the client resumes from its last
     entry). Entries that are ready together go out as one write. With a ``writer`` the feed
     sends new entries itself while the reader waits; an empty item then says the stream went on
-    (it writes nothing, and gets the headers out first)."""
+    (it writes nothing, and gets the headers out first). ``beats``: the caller needs an item at
+    least every ``KEEPALIVE_SECONDS`` (a seat's stream tells its presence)."""
     keepalive = FRAMES[media][1]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
@@ -230,19 +259,22 @@ def stream(
         if batch:
             yield b"".join(viewer.frame(feed, entry, media) for entry in batch)
             reader.last = batch[-1].version
+            reader.wrote()
         if feed.presence_seq != seq:
             seq, before, present = feed.presence_seq, present, feed.presence
             if before:  # the first reading is the baseline, not a change
                 yield presence_frames(media, before, present)
+                reader.wrote()
         left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
-        woken = reader.wait(feed, min(KEEPALIVE_SECONDS, left), seq)
+        woken = reader.wait(feed, left, seq, beats)
         caught_up(feed)
         if reader.pushed:
             yield b""
         elif not woken and not feed.gone and left > KEEPALIVE_SECONDS:
             yield keepalive
+            reader.wrote()
 
 
 def caught_up(feed: Feed) -> None:

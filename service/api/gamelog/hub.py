@@ -58,6 +58,10 @@ class Parked(Protocol):
         itself (one ends its stream or the game, or its socket took only part of them).
         ``made`` is shared by every reader of one push, for what they can share."""
 
+    def keep_alive(self, now: float) -> bool:
+        """Send a keep-alive if the stream has been quiet long enough; False when the reader
+        must see to its stream itself."""
+
 
 class Feed:
     """One game's entries as rebuilt in this process (unredacted), the frames rendered of its
@@ -150,6 +154,14 @@ class Feed:
         made: dict[Hashable, Any] = {}
         for reader in list(self._parked):
             if reader.last != start or not reader.push(self, new, made):
+                self._unpark(reader)
+
+    def sweep(self, now: float) -> None:
+        """The keep-alives of parked readers on a quiet stream, sent from here so that their
+        greenlets sleep on: 10,000 readers each woken every 10 s by its own timer cost 8% of
+        the streams pool's CPU a delivery, though entries flowed to all of them."""
+        for reader in list(self._parked):
+            if not reader.keep_alive(now):
                 self._unpark(reader)
 
     def _unpark(self, reader: Parked) -> None:
@@ -298,11 +310,20 @@ class Hub:
     def _tick(self) -> None:
         while True:
             time.sleep(TICK_SECONDS)
+            self._sweep()
             try:
                 self.wakeups.repair()
                 self._refresh()
             except Exception as err:
                 log.warning("ticker: %s: %s", type(err).__name__, err)
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for feed in list(self.feeds.values()):
+            try:
+                feed.sweep(now)
+            except Exception as err:  # one game's readers must not cost the others theirs
+                log.warning("keep-alives of %s: %s: %s", feed.game_id, type(err).__name__, err)
 
     def _refresh(self) -> None:
         """Catch missed wake-ups, drop feeds nobody follows."""

@@ -197,7 +197,8 @@ def streamed(g: Loaded, after: int, media: Media) -> Response:
         try:
             here.beat()
             with events_hub.follow(game_id, version, presence=True) as feed:
-                for frame in stream(feed, after, reader, media, lifetime, linger, writer):
+                beats = here.seat is not None
+                for frame in stream(feed, after, reader, media, lifetime, linger, writer, beats):
                     yield frame
                     here.beat()
         finally:
