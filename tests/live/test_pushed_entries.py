@@ -275,8 +275,8 @@ def test_every_reader_of_the_streams_pool_sees_every_entry_once(live: str, strea
 def test_a_quiet_public_stream_of_the_streams_pool_gets_its_keep_alive(
     live: str, streams: str
 ) -> None:
-    """The ticker's sweep sends it (the parked reader's own greenlet sleeps on), within the
-    15 s clients allow."""
+    """The hub's sweep sends it (the parked reader's own greenlet sleeps on), within the 15 s
+    clients allow."""
     game = create(live, players=["ann", "bo"])
     host, _, port = streams.removeprefix("http://").partition(":")
     path = f"/api/v1/games/{game['game_id']}/events"
@@ -285,9 +285,15 @@ def test_a_quiet_public_stream_of_the_streams_pool_gets_its_keep_alive(
         sock.sendall(request)
         got = b""
         while b"id: 1\n" not in got:
-            got += sock.recv(4096)
+            got += received(sock, got)
         quiet_since = time.monotonic()
         while FRAMES[Media.SSE][1] not in got:
-            got += sock.recv(4096)
+            got += received(sock, got)
     waited = time.monotonic() - quiet_since
     assert KEEPALIVE_SECONDS - 1 <= waited <= 15, waited
+
+
+def received(sock: socket.socket, got: bytes) -> bytes:
+    data = sock.recv(4096)
+    assert data, f"the stream ended: {got!r}"
+    return data

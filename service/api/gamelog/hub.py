@@ -209,8 +209,9 @@ class Feed:
 
     def park(self, reader: Parked, timeout: float, presence_seq: int) -> bool:
         """:meth:`wait`, for a reader the feed sends each new entry itself meanwhile
-        (``reader.push``): only what the reader must see to itself wakes it (the feed behind,
-        presence, the game gone, an entry ``push`` declined). Greenlets only: the parked
+        (``reader.push``) and its keep-alives (:meth:`sweep`): only what the reader must see to
+        itself wakes it (the feed behind, presence, the game gone, an entry ``push`` declined,
+        a keep-alive its socket did not take or its peer gone). Greenlets only: the parked
         readers change between two switches of gevent's loop, never under another thread."""
         if self._ready(reader.last, presence_seq):
             return True
@@ -286,6 +287,9 @@ class Hub:
                 return
             self._started = True
         threading.Thread(target=self._tick, name="ticker", daemon=True).start()
+        # Apart from the ticker, whose reads of Redis can stall through a failover: quiet
+        # streams must still get their keep-alives then.
+        threading.Thread(target=self._keep_alives, name="keep-alives", daemon=True).start()
 
     def _subscribed(self, game_ids: list[str]) -> None:
         """Wake-ups published before these games' subscriptions stood are not heard: read what
@@ -310,20 +314,21 @@ class Hub:
     def _tick(self) -> None:
         while True:
             time.sleep(TICK_SECONDS)
-            self._sweep()
             try:
                 self.wakeups.repair()
                 self._refresh()
             except Exception as err:
                 log.warning("ticker: %s: %s", type(err).__name__, err)
 
-    def _sweep(self) -> None:
-        now = time.monotonic()
-        for feed in list(self.feeds.values()):
-            try:
-                feed.sweep(now)
-            except Exception as err:  # one game's readers must not cost the others theirs
-                log.warning("keep-alives of %s: %s: %s", feed.game_id, type(err).__name__, err)
+    def _keep_alives(self) -> None:
+        while True:
+            time.sleep(TICK_SECONDS)
+            now = time.monotonic()
+            for feed in list(self.feeds.values()):
+                try:
+                    feed.sweep(now)
+                except Exception as err:  # one game's readers must not cost the others theirs
+                    log.warning("keep-alives of %s: %s: %s", feed.game_id, type(err).__name__, err)
 
     def _refresh(self) -> None:
         """Catch missed wake-ups, drop feeds nobody follows."""
