@@ -19,7 +19,15 @@ from gunicorn.http.wsgi import Response as GunicornResponse
 
 from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer
-from service.api.gamelog.formats import FRAMES, KEEPALIVE_SECONDS, Media, Reader, Viewer
+from service.api.gamelog import formats
+from service.api.gamelog.formats import (
+    FRAMES,
+    KEEPALIVE_SECONDS,
+    Media,
+    Reader,
+    Viewer,
+    stream,
+)
 from service.api.gamelog.hub import Feed
 from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
 from service.rules import Role
@@ -213,6 +221,51 @@ def test_a_keep_alive_the_socket_cannot_take_wakes_the_reader(
     thread.join(WAIT)
     assert woken == [True] and reader not in feed._parked
     assert reader.rest if why == "a full socket" else reader.broken
+
+
+def test_a_stream_sends_keep_alives_while_redis_is_away(
+    records: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its feed is behind and cannot read the log: every wait ends at once, and the stream
+    still sends a keep-alive each period rather than nothing until Redis is back."""
+    monkeypatch.setattr(formats, "KEEPALIVE_SECONDS", 1.0)
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        gone = f"redis://127.0.0.1:{unused.getsockname()[1]}"
+    feed = Feed("g1", GameStore(redis.Redis.from_url(gone)))
+    feed._append(records[:10])
+    feed.heard(12)  # two entries heard of, unreadable
+    items = stream(feed, 10, Viewer(Role.PUBLIC), Media.NDJSON, lifetime=3.5)
+    sent = [item for item in items if item]
+    assert len(sent) >= 2 and set(sent) == {FRAMES[Media.NDJSON][1]}, sent
+
+
+def test_a_seat_stream_whose_keep_alive_the_sweep_sent_beats_without_another(
+    redis_server: RedisServer,
+    records: list[bytes],
+    pair: tuple[socket.socket, socket.socket],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(formats, "KEEPALIVE_SECONDS", 1.0)
+    server, client = pair
+    feed = new_feed(redis_server, records, 10)
+    writer = reader_on(server, 10).writer
+    items = stream(feed, 10, Viewer(Role.of_seat(0)), Media.SSE, 60, writer=writer, beats=True)
+    assert next(items) == b"retry: 1000\n\n"
+    got: list[bytes] = []
+    waiting = threading.Thread(target=lambda: got.append(next(items)))
+    waiting.start()
+    deadline = time.monotonic() + WAIT
+    while not feed._parked and time.monotonic() < deadline:
+        time.sleep(0.001)
+    (reader,) = feed._parked
+    feed.sweep(reader.wrote_at + 1.0)
+    keepalive = FRAMES[Media.SSE][1]
+    framed = b"%X\r\n%s\r\n" % (len(keepalive), keepalive)
+    assert read_exactly(client, len(framed)) == framed
+    waiting.join(WAIT)
+    assert got == [b""]  # the seat's loop ran (its presence beat), and wrote nothing more
+    assert nothing_sent(client)
 
 
 @pytest.mark.parametrize("why", ["the game's last entry", "a feed behind", "the game gone"])

@@ -214,6 +214,13 @@ class Reader:
             return feed.park(self, quiet if beats else left, presence_seq)
         return feed.wait(self.last, quiet, presence_seq)
 
+    def quiet(self) -> bool:
+        """Whether the stream has sent nothing for a keep-alive period: then one is due, however
+        the reader woke (a timer, or a wait that ends at once while Redis is away). Nine tenths
+        of it, since a timer may end a hair early; a keep-alive the feed's sweep sent just
+        before makes another needless."""
+        return time.monotonic() - self.wrote_at >= KEEPALIVE_SECONDS * 0.9
+
     def wrote(self) -> None:
         """The reader's own loop sent something (gunicorn wrote what it yielded)."""
         self.wrote_at = time.monotonic()
@@ -242,7 +249,8 @@ def stream(
     entry). Entries that are ready together go out as one write. With a ``writer`` the feed
     sends new entries itself while the reader waits; an empty item then says the stream went on
     (it writes nothing, and gets the headers out first). ``beats``: the caller needs an item at
-    least every ``KEEPALIVE_SECONDS`` (a seat's stream tells its presence)."""
+    least every ``KEEPALIVE_SECONDS`` (a seat's stream tells its presence). A keep-alive goes
+    out whenever the stream has been quiet for that long."""
     keepalive = FRAMES[media][1]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
@@ -268,13 +276,13 @@ def stream(
         left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
-        woken = reader.wait(feed, left, seq, beats)
+        reader.wait(feed, left, seq, beats)
         caught_up(feed)
-        if reader.pushed:
-            yield b""
-        elif not woken and not feed.gone and left > KEEPALIVE_SECONDS:
+        if not feed.gone and reader.quiet():
             yield keepalive
             reader.wrote()
+        elif reader.pushed or beats:
+            yield b""
 
 
 def caught_up(feed: Feed) -> None:
