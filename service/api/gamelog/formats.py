@@ -172,10 +172,7 @@ class Reader:
         if found is None:
             data = b"".join(viewer.frame(feed, entry, self.media) for entry in entries)
             found = made[key] = (data, writer.framed(data))
-        try:
-            self.rest = writer.send(*found)
-        except OSError:
-            self.broken = True
+        if not self._send(writer, *found):
             return False
         self.last, self.pushed, self.wrote_at = entries[-1].version, True, time.monotonic()
         return not self.rest
@@ -184,19 +181,21 @@ class Reader:
         """A keep-alive, sent by the feed's sweep when the stream has been quiet for
         ``KEEPALIVE_SECONDS``; False when the reader must see to its stream itself (the socket
         took only part of it, or the peer is gone)."""
-        writer = self.writer
         if now - self.wrote_at < KEEPALIVE_SECONDS:
             return True
-        if writer is None:
-            return False
-        data = FRAMES[self.media][1]
-        try:
-            self.rest = writer.send(data)
-        except OSError:
-            self.broken = True
+        if self.writer is None or not self._send(self.writer, FRAMES[self.media][1]):
             return False
         self.wrote_at = now
         return not self.rest
+
+    def _send(self, writer: BodyWriter, data: bytes, framed: bytes | None = None) -> bool:
+        """``writer.send``, keeping what the socket did not take; False when the peer is gone."""
+        try:
+            self.rest = writer.send(data, framed)
+        except OSError:
+            self.broken = True
+            return False
+        return True
 
     def flush(self) -> None:
         """What the socket did not take of a push, sent before anything else is."""
@@ -204,15 +203,16 @@ class Reader:
             rest, self.rest = self.rest, b""
             self.writer.finish(rest)
 
-    def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool) -> bool:
+    def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool) -> None:
         """Wait for what the stream must send, at most ``left`` seconds. A parked reader's
         keep-alives are the feed's (:meth:`Feed.sweep`), so its greenlet sleeps on unless its
         loop ``beats`` (a seat's presence) every ``KEEPALIVE_SECONDS``."""
         self.pushed = False
         quiet = min(KEEPALIVE_SECONDS, left)
         if self.parks():
-            return feed.park(self, quiet if beats else left, presence_seq)
-        return feed.wait(self.last, quiet, presence_seq)
+            feed.park(self, quiet if beats else left, presence_seq)
+        else:
+            feed.wait(self.last, quiet, presence_seq)
 
     def quiet(self) -> bool:
         """Whether the stream has sent nothing for a keep-alive period: then one is due, however
