@@ -109,6 +109,11 @@ class HardBot:
             candidates = sorted(candidates, key=lambda m: totals[m])[: (len(candidates) + 1) // 2]
         return min(candidates, key=lambda m: totals[m])
 
+    def world(self, view: View) -> GameState:
+        """One determinization: a full state that agrees with ``view``, hidden tiles dealt
+        uniformly (a measuring bench swaps in others to price the hidden information)."""
+        return sample_state(view, self.rng)
+
     def _sample_round(
         self, view: View, candidates: list[Move], totals: dict[Move, float], share: int, before: int
     ) -> int:
@@ -119,7 +124,7 @@ class HardBot:
         ceiling = self.moves * CEILING - before
         spent = samples = 0
         while samples == 0 or spent < share or (samples < self.least and spent < ceiling):
-            world = sample_state(view, self.rng)
+            world = self.world(view)
             spent += SAMPLE_COST
             for move in candidates:
                 trial = world.copy()

@@ -1,0 +1,127 @@
+"""What the hidden tiles are worth to ``hard``: the same games, its determinizations swapped.
+
+``python -m bench.hard_oracle --games 200`` plays one ``hard`` seat against three planners
+(4-player ``standard``, full games, in-process on ``--jobs`` processes), each game once per
+variant on the same deal, the same hard seat and the same bot seed:
+
+- ``uniform``: the bot as shipped (hidden tiles dealt uniformly over the unseen ones);
+- ``hands``: every determinization holds the true hands, the boneyard's order reshuffled;
+- ``oracle``: every determinization is the true state, draw order included.
+
+The last two cheat: they bound what better inference about the hidden tiles could give a
+bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its mean total
+against the others' mean, and the games won by only one side of each pair against
+``uniform``. A benchmark, never a test: it measures strength, and takes minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import random
+import statistics
+from dataclasses import dataclass
+
+from service import rules
+from service.bots.hard import HardBot
+from service.bots.planner import PlannerBot
+from service.rules import GameState, Move, Status, View
+from service.tournament.stats import wilson
+
+VARIANTS = ("uniform", "hands", "oracle")
+BETWEEN_ROUNDS = (Status.WAITING_DEAL, Status.ROUND_OVER)
+
+
+class Seeing(HardBot):
+    """``hard`` whose determinizations are built from the true state it is handed."""
+
+    def __init__(self, seed: int, variant: str) -> None:
+        super().__init__(seed)
+        self.variant = variant
+        self.truth: GameState | None = None
+
+    def world(self, view: View) -> GameState:
+        if self.variant == "uniform" or self.truth is None:
+            return super().world(view)
+        world = self.truth.copy()
+        if self.variant == "hands":
+            random.Random(self.rng.next()).shuffle(world.boneyard)
+        return world
+
+
+@dataclass(frozen=True)
+class Outcome:
+    game: int
+    variant: str
+    won: bool
+    margin: float  # the hard seat's total minus the others' mean: lower is better
+
+
+def play(game: int, variant: str) -> Outcome:
+    """Game ``game`` with the hard seat's determinizations as ``variant`` says."""
+    rng = random.Random(10_000 + game)
+    hard_seat = rng.randrange(4)
+    hard = Seeing(rng.getrandbits(63), variant)
+    planner = PlannerBot()
+
+    def choose(state: GameState, seat: int, moves: list[Move]) -> Move:
+        view = rules.seat_view(state, seat)
+        if seat != hard_seat:
+            return planner.choose(view, moves)
+        hard.truth = state
+        return hard.choose(view, moves)
+
+    state = rules.new_game([f"p{s}" for s in range(4)], "standard", None, 50_000 + game)
+    while state.status != Status.GAME_OVER:
+        if state.status in BETWEEN_ROUNDS:
+            rules.deal(state)
+            continue
+        seat = state.turn
+        assert seat is not None
+        moves = rules.legal_moves(state, seat)
+        rules.apply(state, seat, moves[0] if len(moves) == 1 else choose(state, seat, moves))
+    totals = state.totals()
+    others = [t for s, t in enumerate(totals) if s != hard_seat]
+    won = hard_seat in (state.winners or [])
+    return Outcome(game, variant, won, totals[hard_seat] - sum(others) / len(others))
+
+
+def _task(args: tuple[int, str]) -> Outcome:
+    return play(*args)
+
+
+def report(outcomes: list[Outcome], variants: list[str]) -> None:
+    by = {(o.variant, o.game): o for o in outcomes}
+    games = sorted({o.game for o in outcomes})
+    for variant in variants:
+        mine = [by[variant, g] for g in games]
+        wins = sum(o.won for o in mine)
+        low, high = wilson(wins, len(mine))
+        line = (
+            f"{variant:8} {wins}/{len(mine)} won, {wins / len(mine):.1%} "
+            f"({low:.1%}-{high:.1%}), total against the others' mean "
+            f"{statistics.fmean(o.margin for o in mine):+.1f}"
+        )
+        if variant != "uniform" and "uniform" in variants:
+            base = [by["uniform", g] for g in games]
+            only = sum(o.won and not b.won for o, b in zip(mine, base, strict=True))
+            lost = sum(b.won and not o.won for o, b in zip(mine, base, strict=True))
+            line += f"; won only here {only}, only with uniform {lost}"
+        print(line, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--first", type=int, default=0, help="the first game's number")
+    parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    tasks = [(g, v) for g in range(args.first, args.first + args.games) for v in args.variants]
+    with mp.Pool(args.jobs) as pool:
+        outcomes = pool.map(_task, tasks, chunksize=1)
+    report(outcomes, args.variants)
+
+
+if __name__ == "__main__":
+    main()
