@@ -15,7 +15,9 @@
    when each entry id arrived.
 5. Reports: entries lost and duplicated (every watcher must hold 1..final version of its game,
    each once), the latency from a move's response to each watcher's arrival (p50/p99/max),
-   and the watched/alone ratio of moves per second. Numbers are printed, never asserted.
+   and the watched/alone ratio of moves per second; the CPU of each part of the stack in the
+   watched phase, and of the whole machine in every phase (the kernel's interrupt work, which
+   no process is charged for, and the idle cores). Numbers are printed, never asserted.
 
 Watchers are raw sockets read by one epoll loop (HTTP/1.0, so the stream is plain bytes until
 nginx closes it), one process: thousands of them cost little on the client side.
@@ -150,6 +152,32 @@ def drive(
     for proc in procs:
         proc.join()
     return total, stamps, cpu, waited
+
+
+def machine_seconds() -> dict[str, float]:
+    """CPU seconds of the whole machine so far, by kind (/proc/stat). The kernel's interrupt
+    work, loopback TCP's receive side among it, is charged to no process: the parts' CPU
+    leaves it out, and this shows it, with what the cores left idle."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields)
+    tick = os.sysconf("SC_CLK_TCK")
+    kinds = {"user": user + nice, "system": system, "interrupts": irq + softirq}
+    kinds |= {"idle": idle + iowait, "stolen": steal}
+    return {kind: ticks / tick for kind, ticks in kinds.items()}
+
+
+def machine_line(phase: str, before: dict[str, float], seconds: float) -> str:
+    after = machine_seconds()
+    spent = ", ".join(f"{kind} {(after[kind] - before[kind]) / seconds:.2f}" for kind in after)
+    return f"the machine in the {phase} phase, in cores: {spent}"
+
+
+def timed_drive(phase: str, base: str, games: list[dict[str, Any]]) -> int:
+    """:func:`drive` for SECONDS, printing what the whole machine spent meanwhile."""
+    before, started = machine_seconds(), time.monotonic()
+    moves, *_ = drive(base, games, SECONDS)
+    print(machine_line(phase, before, time.monotonic() - started))
+    return moves
 
 
 def cpu_by_part() -> dict[str, float]:
@@ -336,7 +364,9 @@ def watched_phase(
     # Said as it starts, so a profiler can be pointed at the watched play alone.
     print(f"watched play starts: {SECONDS:.0f} s", flush=True)
     before, calls, waited = cpu_by_part(), command_calls(redis_url), waits_by_part()
+    machine, started = machine_seconds(), time.monotonic()
     moves, stamps, drivers, drivers_waited = drive(base, games, SECONDS)
+    print(machine_line("watched", machine, time.monotonic() - started))
     time.sleep(SETTLE_SECONDS)  # let the last entries arrive
     after, called, waits = cpu_by_part(), command_calls(redis_url), waits_by_part()
     stop.set()
@@ -429,11 +459,11 @@ def main() -> None:
             f"{GAMES} games; {DRIVERS}x{THREADS} drivers at nice {DRIVER_NICE}; "
             f"{SECONDS:.0f} s per phase"
         )
-        before, *_ = drive(base, games, SECONDS)
+        before = timed_drive("first alone", base, games)
         watched, stamps, found = watched_phase(port, base, games, redis.url)
         finals = final_versions(base, games)
         closing = streams_closed(streams_port)
-        after, *_ = drive(base, games, SECONDS)
+        after = timed_drive("second alone", base, games)
         print(f"the watchers' streams closed {closing:.1f} s after the watched phase")
         print(f"moves/s alone: {before / SECONDS:.1f} before, {after / SECONDS:.1f} after")
         report(finals, (before + after) / 2, watched, stamps, found)
