@@ -223,6 +223,58 @@ def test_a_keep_alive_the_socket_cannot_take_wakes_the_reader(
     assert reader.rest if why == "a full socket" else reader.broken
 
 
+class Counted:
+    """A parked reader that counts the sweep's calls and keeps its stream quiet."""
+
+    def __init__(self, wrote_at: float) -> None:
+        self.last, self.wrote_at, self.calls = 0, wrote_at, 0
+
+    def push(self, *_: object) -> bool:
+        return True
+
+    def keep_alive(self, now: float) -> bool:
+        self.calls += 1
+        if now - self.wrote_at >= KEEPALIVE_SECONDS:
+            self.wrote_at = now
+        return True
+
+    def due(self) -> float:
+        return self.wrote_at + KEEPALIVE_SECONDS
+
+
+def test_a_sweep_before_any_keep_alive_is_due_calls_no_reader(redis_server: RedisServer) -> None:
+    """Thousands of readers pushed to each second owe no keep-alive: the hub's once-a-second
+    sweep of their feed is then one comparison, not a call per reader."""
+    feed = Feed("g1", GameStore(redis.Redis.from_url(redis_server.url)))
+    readers = [Counted(100.0 + i) for i in range(3)]
+    threads = [threading.Thread(target=feed.park, args=(r, WAIT, 0)) for r in readers]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + WAIT
+    while len(feed._parked) < len(readers) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    feed.sweep(100.0 + KEEPALIVE_SECONDS - 0.1)
+    assert [r.calls for r in readers] == [0, 0, 0]
+    feed.sweep(100.0 + KEEPALIVE_SECONDS)  # the first is due: one walk, its keep-alive sent
+    assert [r.calls for r in readers] == [1, 1, 1]
+    assert readers[0].wrote_at == 100.0 + KEEPALIVE_SECONDS
+    feed.sweep(100.5 + KEEPALIVE_SECONDS)  # the next is due at 101 + the period
+    assert [r.calls for r in readers] == [1, 1, 1]
+    feed.sweep(101.0 + KEEPALIVE_SECONDS)
+    assert [r.calls for r in readers] == [2, 2, 2]
+    late = Counted(50.0)  # a reader parking with an older stream brings the next walk forward
+    threads.append(threading.Thread(target=feed.park, args=(late, WAIT, 0)))
+    threads[-1].start()
+    while late not in feed._parked and time.monotonic() < deadline:
+        time.sleep(0.001)
+    feed.sweep(102.0 + KEEPALIVE_SECONDS - 0.5)
+    assert late.calls == 1 and late.wrote_at == 102.0 + KEEPALIVE_SECONDS - 0.5
+    feed.vanish()
+    for thread in threads:
+        thread.join(WAIT)
+    assert not feed._parked
+
+
 def test_a_stream_sends_keep_alives_while_redis_is_away(
     records: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -188,6 +188,11 @@ class Reader:
         self.wrote_at = now
         return not self.rest
 
+    def due(self) -> float:
+        """When the feed's sweep owes this stream a keep-alive, unless it sends something
+        first."""
+        return self.wrote_at + KEEPALIVE_SECONDS
+
     def _send(self, writer: BodyWriter, data: bytes, framed: bytes | None = None) -> bool:
         """``writer.send``, keeping what the socket did not take; False when the peer is gone."""
         try:
