@@ -167,11 +167,12 @@ def test_four_hard_bots_play_in_the_background_and_other_games_keep_their_pace(
         reader = threading.Thread(target=follow, args=(base, pid, arrivals, stop), daemon=True)
         reader.start()
         time.sleep(0.5)
+        # Every move is measured while the bots still play: the loop stops once their game is
+        # over (it asks before each pass round the table), so enough moves prove the pace.
         delays = play_people(base, people, arrivals, lambda: done(base, hard["game_id"]))
-        busy = not done(base, hard["game_id"])  # measured while the bots still played
         stop.set()
         final = wait_for_status(base, hard["game_id"], "game_over", 180)
-    assert len(delays) >= 20, f"only {len(delays)} moves measured while the bots played"
+    assert len(delays) >= 100, f"only {len(delays)} moves measured while the bots played"
     delays.sort()
     p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
     print(
@@ -179,7 +180,6 @@ def test_four_hard_bots_play_in_the_background_and_other_games_keep_their_pace(
         f"moves: median {statistics.median(delays) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
     )
     assert answered < 2.0
-    assert busy or len(delays) >= 300
     assert final["status"] == "game_over"
     assert p99 < 1.0
 
