@@ -181,7 +181,7 @@ class Reader:
         """A keep-alive, sent by the feed's sweep when the stream has been quiet for
         ``KEEPALIVE_SECONDS``; False when the reader must see to its stream itself (the socket
         took only part of it, or the peer is gone)."""
-        if now - self.wrote_at < KEEPALIVE_SECONDS:
+        if now < self.due():
             return True
         if self.writer is None or not self._send(self.writer, FRAMES[self.media][1]):
             return False
