@@ -172,12 +172,14 @@ def machine_line(phase: str, before: dict[str, float], seconds: float) -> str:
     return f"the machine in the {phase} phase, in cores: {spent}"
 
 
-def timed_drive(phase: str, base: str, games: list[dict[str, Any]]) -> int:
+def timed_drive(
+    phase: str, base: str, games: list[dict[str, Any]]
+) -> tuple[int, dict[Any, float], float, float]:
     """:func:`drive` for SECONDS, printing what the whole machine spent meanwhile."""
     before, started = machine_seconds(), time.monotonic()
-    moves, *_ = drive(base, games, SECONDS)
+    driven = drive(base, games, SECONDS)
     print(machine_line(phase, before, time.monotonic() - started))
-    return moves
+    return driven
 
 
 def cpu_by_part() -> dict[str, float]:
@@ -364,9 +366,7 @@ def watched_phase(
     # Said as it starts, so a profiler can be pointed at the watched play alone.
     print(f"watched play starts: {SECONDS:.0f} s", flush=True)
     before, calls, waited = cpu_by_part(), command_calls(redis_url), waits_by_part()
-    machine, started = machine_seconds(), time.monotonic()
-    moves, stamps, drivers, drivers_waited = drive(base, games, SECONDS)
-    print(machine_line("watched", machine, time.monotonic() - started))
+    moves, stamps, drivers, drivers_waited = timed_drive("watched", base, games)
     time.sleep(SETTLE_SECONDS)  # let the last entries arrive
     after, called, waits = cpu_by_part(), command_calls(redis_url), waits_by_part()
     stop.set()
@@ -459,11 +459,11 @@ def main() -> None:
             f"{GAMES} games; {DRIVERS}x{THREADS} drivers at nice {DRIVER_NICE}; "
             f"{SECONDS:.0f} s per phase"
         )
-        before = timed_drive("first alone", base, games)
+        before, *_ = timed_drive("first alone", base, games)
         watched, stamps, found = watched_phase(port, base, games, redis.url)
         finals = final_versions(base, games)
         closing = streams_closed(streams_port)
-        after = timed_drive("second alone", base, games)
+        after, *_ = timed_drive("second alone", base, games)
         print(f"the watchers' streams closed {closing:.1f} s after the watched phase")
         print(f"moves/s alone: {before / SECONDS:.1f} before, {after / SECONDS:.1f} after")
         report(finals, (before + after) / 2, watched, stamps, found)

@@ -21,30 +21,35 @@ import multiprocessing as mp
 import random
 import statistics
 from dataclasses import dataclass
+from enum import StrEnum
 
 from service import rules
 from service.bots.hard import HardBot
 from service.bots.planner import PlannerBot
 from service.rules import GameState, Move, Status, View
+from service.tournament.runner import BETWEEN_ROUNDS
 from service.tournament.stats import wilson
 
-VARIANTS = ("uniform", "hands", "oracle")
-BETWEEN_ROUNDS = (Status.WAITING_DEAL, Status.ROUND_OVER)
+
+class Variant(StrEnum):
+    UNIFORM = "uniform"
+    HANDS = "hands"
+    ORACLE = "oracle"
 
 
 class Seeing(HardBot):
     """``hard`` whose determinizations are built from the true state it is handed."""
 
-    def __init__(self, seed: int, variant: str) -> None:
+    def __init__(self, seed: int, variant: Variant) -> None:
         super().__init__(seed)
         self.variant = variant
         self.truth: GameState | None = None
 
     def world(self, view: View) -> GameState:
-        if self.variant == "uniform" or self.truth is None:
+        if self.variant is Variant.UNIFORM or self.truth is None:
             return super().world(view)
         world = self.truth.copy()
-        if self.variant == "hands":
+        if self.variant is Variant.HANDS:
             random.Random(self.rng.next()).shuffle(world.boneyard)
         return world
 
@@ -52,12 +57,12 @@ class Seeing(HardBot):
 @dataclass(frozen=True)
 class Outcome:
     game: int
-    variant: str
+    variant: Variant
     won: bool
     margin: float  # the hard seat's total minus the others' mean: lower is better
 
 
-def play(game: int, variant: str) -> Outcome:
+def play(game: int, variant: Variant) -> Outcome:
     """Game ``game`` with the hard seat's determinizations as ``variant`` says."""
     rng = random.Random(10_000 + game)
     hard_seat = rng.randrange(4)
@@ -86,11 +91,11 @@ def play(game: int, variant: str) -> Outcome:
     return Outcome(game, variant, won, totals[hard_seat] - sum(others) / len(others))
 
 
-def _task(args: tuple[int, str]) -> Outcome:
+def _task(args: tuple[int, Variant]) -> Outcome:
     return play(*args)
 
 
-def report(outcomes: list[Outcome], variants: list[str]) -> None:
+def report(outcomes: list[Outcome], variants: list[Variant]) -> None:
     by = {(o.variant, o.game): o for o in outcomes}
     games = sorted({o.game for o in outcomes})
     for variant in variants:
@@ -102,8 +107,8 @@ def report(outcomes: list[Outcome], variants: list[str]) -> None:
             f"({low:.1%}-{high:.1%}), total against the others' mean "
             f"{statistics.fmean(o.margin for o in mine):+.1f}"
         )
-        if variant != "uniform" and "uniform" in variants:
-            base = [by["uniform", g] for g in games]
+        if variant is not Variant.UNIFORM and Variant.UNIFORM in variants:
+            base = [by[Variant.UNIFORM, g] for g in games]
             only = sum(o.won and not b.won for o, b in zip(mine, base, strict=True))
             lost = sum(b.won and not o.won for o, b in zip(mine, base, strict=True))
             line += f"; won only here {only}, only with uniform {lost}"
@@ -114,7 +119,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--first", type=int, default=0, help="the first game's number")
-    parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument(
+        "--variants", nargs="*", type=Variant, default=list(Variant), choices=list(Variant)
+    )
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     tasks = [(g, v) for g in range(args.first, args.first + args.games) for v in args.variants]
