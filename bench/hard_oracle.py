@@ -6,9 +6,10 @@ variant on the same deal, the same hard seat and the same bot seed:
 
 - ``uniform``: the bot as shipped (hidden tiles dealt uniformly over the unseen ones);
 - ``hands``: every determinization holds the true hands, the boneyard's order reshuffled;
-- ``oracle``: every determinization is the true state, draw order included.
+- ``oracle``: every determinization is the true state, draw order included;
+- ``budget``: the bot as shipped with another budget of roll-out moves (``--budget``).
 
-The last two cheat: they bound what better inference about the hidden tiles could give a
+``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles could give a
 bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its mean total
 against the others' mean, and the games won by only one side of each pair against
 ``uniform``. A benchmark, never a test: it measures strength, and takes minutes.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from service import rules
-from service.bots.hard import HardBot
+from service.bots.hard import MOVES, HardBot
 from service.bots.planner import PlannerBot
 from service.rules import GameState, Move, Status, View
 from service.tournament.runner import BETWEEN_ROUNDS
@@ -35,18 +36,20 @@ class Variant(StrEnum):
     UNIFORM = "uniform"
     HANDS = "hands"
     ORACLE = "oracle"
+    BUDGET = "budget"
 
 
 class Seeing(HardBot):
-    """``hard`` whose determinizations are built from the true state it is handed."""
+    """``hard`` whose determinizations are built from the true state it is handed, or with
+    another budget."""
 
-    def __init__(self, seed: int, variant: Variant) -> None:
-        super().__init__(seed)
+    def __init__(self, seed: int, variant: Variant, budget: int) -> None:
+        super().__init__(seed, moves=budget if variant is Variant.BUDGET else MOVES)
         self.variant = variant
         self.truth: GameState | None = None
 
     def world(self, view: View) -> GameState:
-        if self.variant is Variant.UNIFORM or self.truth is None:
+        if self.variant in (Variant.UNIFORM, Variant.BUDGET) or self.truth is None:
             return super().world(view)
         world = self.truth.copy()
         if self.variant is Variant.HANDS:
@@ -62,11 +65,12 @@ class Outcome:
     margin: float  # the hard seat's total minus the others' mean: lower is better
 
 
-def play(game: int, variant: Variant) -> Outcome:
-    """Game ``game`` with the hard seat's determinizations as ``variant`` says."""
+def play(game: int, variant: Variant, budget: int = MOVES) -> Outcome:
+    """Game ``game`` with the hard seat's determinizations as ``variant`` says (``budget``: the
+    ``budget`` variant's roll-out moves)."""
     rng = random.Random(10_000 + game)
     hard_seat = rng.randrange(4)
-    hard = Seeing(rng.getrandbits(63), variant)
+    hard = Seeing(rng.getrandbits(63), variant, budget)
     planner = PlannerBot()
 
     def choose(state: GameState, seat: int, moves: list[Move]) -> Move:
@@ -91,7 +95,7 @@ def play(game: int, variant: Variant) -> Outcome:
     return Outcome(game, variant, won, totals[hard_seat] - sum(others) / len(others))
 
 
-def _task(args: tuple[int, Variant]) -> Outcome:
+def _task(args: tuple[int, Variant, int]) -> Outcome:
     return play(*args)
 
 
@@ -120,11 +124,17 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--first", type=int, default=0, help="the first game's number")
     parser.add_argument(
-        "--variants", nargs="*", type=Variant, default=list(Variant), choices=list(Variant)
+        "--variants",
+        nargs="*",
+        type=Variant,
+        default=[Variant.UNIFORM, Variant.HANDS, Variant.ORACLE],
+        choices=list(Variant),
     )
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--budget", type=int, default=MOVES, help="the budget variant's moves")
     args = parser.parse_args()
-    tasks = [(g, v) for g in range(args.first, args.first + args.games) for v in args.variants]
+    games = range(args.first, args.first + args.games)
+    tasks = [(g, v, args.budget) for g in games for v in args.variants]
     with mp.Pool(args.jobs) as pool:
         outcomes = pool.map(_task, tasks, chunksize=1)
     report(outcomes, args.variants)
