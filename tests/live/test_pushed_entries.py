@@ -234,7 +234,7 @@ class Counted:
 
     def keep_alive(self, now: float) -> bool:
         self.calls += 1
-        if now - self.wrote_at >= KEEPALIVE_SECONDS:
+        if now >= self.due():
             self.wrote_at = now
         return True
 
