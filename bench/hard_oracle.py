@@ -9,9 +9,9 @@ variant on the same deal, the same hard seat and the same bot seed:
 - ``oracle``: every determinization is the true state, draw order included;
 - ``budget``: the bot as shipped with another budget of roll-out moves (``--budget``).
 
-``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles could give a
-bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its mean total
-against the others' mean, and the games won by only one side of each pair against
+``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles
+could give a bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its
+mean total against the others' mean, and the games won by only one side of each pair against
 ``uniform``. A benchmark, never a test: it measures strength, and takes minutes.
 """
 
