@@ -28,7 +28,7 @@ from service.bots.base import (
     play_tile,
     plays,
 )
-from service.rules import MEXICAN, Action, DoubleFollow, GameState, Move, Rules, Tile, View
+from service.rules import MAX_PIP, MEXICAN, Action, DoubleFollow, GameState, Move, Rules, Tile, View
 
 _SEARCH_BUDGET = 4000  # DFS nodes per chain search: hands are small; this only caps pathologies
 
@@ -47,56 +47,87 @@ class Searched(threading.local):
 SEARCHED = Searched()
 
 
-def best_chain(
-    end: int, hand: tuple[TileT, ...], search: int = _SEARCH_BUDGET
-) -> tuple[TileT, ...]:
+#: Every normalised tile of the largest set, in sorted order: a hand is a bit set over them,
+#: a cache key that is cheap to make and hash, and whose bits run in the hand's sorted order.
+_TILES: tuple[TileT, ...] = tuple((a, b) for a in range(MAX_PIP + 1) for b in range(a, MAX_PIP + 1))
+_BIT: dict[TileT, int] = {tile: 1 << i for i, tile in enumerate(_TILES)}
+
+
+def best_chain(end: int, hand: Iterable[TileT], search: int = _SEARCH_BUDGET) -> tuple[TileT, ...]:
     """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``
-    (``hand`` sorted: it is the cache key), searching at most ``search`` nodes."""
-    chain, nodes = _best_chain(end, hand, search)
+    (normalised tiles, in any order), searching at most ``search`` nodes."""
+    chain, nodes = _best_chain(end, sum(map(_BIT.__getitem__, hand)), search)
     SEARCHED.nodes += nodes
     return chain
 
 
+def hand_of_bits(bits: int) -> tuple[TileT, ...]:
+    """The sorted hand a bit set stands for."""
+    hand = []
+    while bits:
+        low = bits & -bits
+        hand.append(_TILES[low.bit_length() - 1])
+        bits ^= low
+    return tuple(hand)
+
+
 @lru_cache(maxsize=65536)
-def _best_chain(end: int, hand: tuple[TileT, ...], search: int) -> tuple[tuple[TileT, ...], int]:
-    """The longest chain (ties: most pips) from ``end`` in ``hand``, and the nodes visited.
-
-    ``hand`` must be sorted (it is the cache key). Depth-first search over trails with a node
-    budget (``search``); domino hands are sparse graphs, so the budget is seldom reached, but a
-    hand that drew a dozen tiles reaches it at every call. Each pip's
-    list holds (tile index, the pip left open, pips) so the search does no tile arithmetic: it
-    runs inside the ``hard`` bot's roll-outs.
+def _best_chain(end: int, bits: int, search: int) -> tuple[tuple[TileT, ...], int]:
+    """The longest chain (ties: most pips) from ``end`` in the hand ``bits`` stands for, and
+    the nodes visited, trails tried in the hand's sorted order. Depth-first search over trails
+    with a node budget (``search``); domino hands are sparse graphs, so the budget is seldom
+    reached, but a hand that drew a dozen tiles reaches it at every call. It runs inside the
+    ``hard`` bot's roll-outs, so it is written for speed: an explicit stack rather than
+    recursion, the tiles themselves (distinct in a hand) as the marks of use, and no table
+    built when no tile shows ``end`` (four searches in ten). Its nodes are those a recursive
+    search visits, since they are charged to budgets: ``tests/bots/test_chain_search.py``
+    holds it to one.
     """
-    steps: dict[int, list[tuple[int, int, int]]] = {}
-    for i, (a, b) in enumerate(hand):
-        steps.setdefault(a, []).append((i, b, a + b))
-        if b != a:
-            steps.setdefault(b, []).append((i, a, a + b))
-    best: list[int] = []
-    best_count, best_total = 0, 0
-    path: list[int] = []
-    used = [False] * len(hand)
-    budget = search
-
-    def dfs(at: int, count: int, total: int) -> None:
-        nonlocal best, best_count, best_total, budget
-        if count > best_count or (count == best_count and total > best_total):
-            best_count, best_total = count, total
-            best = path[:]
-        if budget <= 0:
-            return
-        budget -= 1
-        for i, nxt, pips_ in steps.get(at, ()):
-            if used[i]:
+    if search <= 0:
+        return (), 0
+    hand = hand_of_bits(bits)
+    if not any(end in tile for tile in hand):
+        return (), 1
+    steps = _steps(hand)
+    budget = search - 1  # the root
+    best: tuple[TileT, ...] = ()
+    best_count = best_total = 0
+    path: list[TileT] = []
+    used: set[TileT] = set()
+    # Each frame: the trails still to try from a node, and the node's length and pips.
+    stack = [(iter(steps[end]), 0, 0)]
+    while stack:
+        trails, count, total = stack[-1]
+        for tile, nxt, pips_ in trails:
+            if tile in used:
                 continue
-            used[i] = True
-            path.append(i)
-            dfs(nxt, count + 1, total + pips_)
-            path.pop()
-            used[i] = False
+            path.append(tile)
+            count_, total_ = count + 1, total + pips_
+            if count_ > best_count or (count_ == best_count and total_ > best_total):
+                best_count, best_total, best = count_, total_, tuple(path)
+            if budget > 0:  # visit it: go one step deeper
+                budget -= 1
+                used.add(tile)
+                stack.append((iter(steps.get(nxt, ())), count_, total_))
+                break
+            path.pop()  # out of budget: seen, not visited
+        else:
+            stack.pop()
+            if path:
+                used.discard(path.pop())
+    return best, search - budget
 
-    dfs(end, 0, 0)
-    return tuple(hand[i] for i in best), search - budget
+
+def _steps(hand: tuple[TileT, ...]) -> dict[int, list[tuple[TileT, int, int]]]:
+    """For each pip, the hand's tiles that show it, in hand order, with the pip each leaves
+    open and its pips: the search does no tile arithmetic."""
+    steps: dict[int, list[tuple[TileT, int, int]]] = {}
+    for tile in hand:
+        a, b = tile
+        steps.setdefault(a, []).append((tile, b, a + b))
+        if b != a:
+            steps.setdefault(b, []).append((tile, a, a + b))
+    return steps
 
 
 @dataclass(frozen=True)
@@ -127,11 +158,13 @@ def evaluate(
     """Higher is better. Empty hand (went out) is best of all."""
     if not hand:
         return 1e9
-    chain = best_chain(own_end, tuple(sorted(hand)), w.search)
+    chain = best_chain(own_end, hand, w.search)
     rest = list(hand)
     for t in chain:
         rest.remove(t)
-    points = sum(blank if t == (0, 0) else t[0] + t[1] for t in hand)
+    points = sum(map(sum, hand))
+    if blank and (0, 0) in hand:
+        points += blank  # the double blank's points, when the rules give it any
     cost = w.chain * len(chain) + pip_weight * points
     for t in rest:
         cost += w.live_orphan if (t[0] in public_ends or t[1] in public_ends) else w.orphan
@@ -181,7 +214,7 @@ def _opening(
     ordered: list[Move], candidates: list[Move], hand: list[TileT], own: str, own_end: int
 ) -> Move:
     """Lay the planned chain tile by tile; stop (end_turn) once it is laid."""
-    chain = best_chain(own_end, tuple(sorted(hand)))
+    chain = best_chain(own_end, hand)
     if chain:
         for m in candidates:
             if m.train == own and play_tile(m) == chain[0]:
@@ -211,7 +244,7 @@ def planner_move(
     return decide(state, seat, [(t.a, t.b) for t in tiles], moves, weights)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made once per roll-out move: not frozen, so its __init__ is plain
 class _LaterTurn:
     """What a later-turn move is scored against: the hand, the trains open to us, the weights."""
 
