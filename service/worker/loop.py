@@ -76,13 +76,19 @@ class Worker:
 
     def run(self, stop: threading.Event, beat: Callable[[], None] = lambda: None) -> None:
         """Work until ``stop`` is set, calling ``beat`` every round (a liveness signal); Redis
-        errors pause the loop, never end it."""
+        errors pause the loop, never end it. The consumer group is made at the start and again
+        after any Redis error (a Redis that restarted empty has none), not every round: an
+        idle worker's round would otherwise send a command answered with an error each time."""
+        grouped = False
         while not stop.is_set():
             beat()
             try:
-                self.queue.ensure_group()
+                if not grouped:
+                    self.queue.ensure_group()
+                    grouped = True
                 self.step()
             except redis.RedisError as err:
+                grouped = False
                 log.warning("worker %s: %s: %s", self.name, type(err).__name__, err)
                 stop.wait(ERROR_PAUSE_SECONDS)
 

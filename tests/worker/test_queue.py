@@ -4,8 +4,10 @@ by another, and a game's lease has one holder."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -13,6 +15,7 @@ from redis.cluster import RedisCluster
 
 from devstack.redis_server import RedisServer
 from service.store.work import WorkQueue
+from service.worker.loop import Outcome, Worker
 from tests.redis_clients import flushed_client
 
 
@@ -87,3 +90,47 @@ def test_a_lease_has_one_holder(queue: WorkQueue) -> None:
     assert queue.lease("game0002", "w1", 30)  # another game's lease is another lease
     time.sleep(0.06)
     assert queue.lease("game0002", "w3", 5_000)  # an expired lease is free
+
+
+def test_a_worker_whose_redis_lost_its_group_makes_it_again(
+    redis_client: redis.Redis | RedisCluster,
+) -> None:
+    """A Redis that restarted empty has neither the queue nor its group: the worker's next
+    round fails on the missing group, makes it again and takes the jobs queued since; while
+    idle, it does not ask for the group again."""
+    handled: list[str] = []
+    worker = Worker(WorkQueue(redis_client), lambda game, spent: played(handled, game), "w1")
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        WorkQueue(redis_client).enqueue("game0001")
+        wait_until(lambda: handled == ["game0001"])
+        before = xgroup_calls(redis_client)
+        time.sleep(1.0)  # five idle rounds
+        assert xgroup_calls(redis_client) == before
+        redis_client.flushall()
+        time.sleep(0.5)  # a round fails on the missing group
+        WorkQueue(redis_client).enqueue("game0002")
+        wait_until(lambda: handled == ["game0001", "game0002"], seconds=10)
+    finally:
+        stop.set()
+        thread.join(5)
+
+
+def played(handled: list[str], game: str) -> Outcome:
+    handled.append(game)
+    return Outcome(more=False, due_ms=None)
+
+
+def xgroup_calls(client: redis.Redis | RedisCluster) -> int:
+    stats: Any = client.info("commandstats")
+    nodes = stats.values() if isinstance(client, RedisCluster) else [stats]
+    return sum(int(node.get("cmdstat_xgroup|create", {}).get("calls", 0)) for node in nodes)
+
+
+def wait_until(done: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "not handled in time"
+        time.sleep(0.05)
