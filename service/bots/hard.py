@@ -23,11 +23,11 @@ from service.bots.planner import SEARCHED, PlannerBot, Weights, planner_move
 from service.rules import (
     GameState,
     Move,
+    Sampler,
     Status,
     View,
     apply,
     legal_moves,
-    sample_state,
     sampling_rng,
 )
 
@@ -89,6 +89,7 @@ class HardBot:
         self.moves = moves  # the decision's budget (exceeded only to give ``least``)
         self.least = least  # samples per candidate and round, at the least
         self.opening = PlannerBot()
+        self.sampler: Sampler | None = None  # of the view of the decision under way
 
     def choose(self, view: View, moves: list[Move]) -> Move:
         ordered = canonical(moves)
@@ -112,7 +113,9 @@ class HardBot:
     def world(self, view: View) -> GameState:
         """One determinization: a full state that agrees with ``view``, hidden tiles dealt
         uniformly (a measuring bench swaps in others to price the hidden information)."""
-        return sample_state(view, self.rng)
+        if self.sampler is None or self.sampler.view is not view:
+            self.sampler = Sampler(view)
+        return self.sampler.draw(self.rng)
 
     def _sample_round(
         self, view: View, candidates: list[Move], totals: dict[Move, float], share: int, before: int

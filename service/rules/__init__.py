@@ -34,7 +34,7 @@ from service.rules.options import (
 )
 from service.rules.position import FORMAT, check_invariants, export_position, import_position
 from service.rules.rng import MAX_SEED
-from service.rules.sampling import sample_positions, sample_state, sampling_rng
+from service.rules.sampling import Sampler, sample_positions, sample_state, sampling_rng
 from service.rules.state import GameState
 from service.rules.tiles import MAX_PIP, Move, Tile
 from service.rules.vocabulary import (
@@ -84,6 +84,7 @@ __all__ = [
     "RoundOverReason",
     "Rules",
     "RulesError",
+    "Sampler",
     "Status",
     "Tile",
     "View",

@@ -31,7 +31,7 @@ from service.rules.rng import Shuffler, SplitMix64, random_seed
 from service.rules.state import GameState
 from service.rules.tiles import Tile
 
-__all__ = ["SWEEPS", "THINNING", "sample_positions", "sample_state", "sampling_rng"]
+__all__ = ["SWEEPS", "THINNING", "Sampler", "sample_positions", "sample_state", "sampling_rng"]
 
 #: Walk moves per slot before a walk's first sample (docs/bots.md: the measured fit).
 SWEEPS = 40
@@ -61,21 +61,37 @@ def sample_state(view: View, rng: SplitMix64, clues: Sequence[Clue] | None = Non
     seat knows them, when given); the seat's own hand and draws are its own.
 
     The sample's seed is drawn from ``rng`` (53 bits, exact in JSON): the real seed is hidden."""
-    return _sample(view, rng, _Deals(view, clues) if clues else None)
+    return Sampler(view, clues).draw(rng)
 
 
-def _sample(view: View, rng: SplitMix64, deals: _Deals | None) -> GameState:
-    state = _public_state(view, rng.next() >> 11)
-    _check_sizes(view)
-    if deals is None:
-        hands, boneyard = _uniform_deal(view, rng)
-    else:
-        hands, boneyard = deals.draw(view.n_players, rng)
-    hands[view.seat] = list(view.hand)
-    state.hands = [sorted(hand) for hand in hands]
-    state.reindex()
-    state.boneyard = boneyard
-    return state
+class Sampler:
+    """Samples of one view: ``draw(rng)`` is ``sample_state(view, rng, clues)``, with what
+    depends on the view alone (its public state, its unseen tiles, the check that its sizes
+    add up) made once. A search bot draws hundreds of samples of one decision's view, and that
+    part was half of each. With clues, successive draws are successive samples of one walk."""
+
+    __slots__ = ("_deals", "_public", "_unseen", "view")
+
+    def __init__(self, view: View, clues: Sequence[Clue] | None = None) -> None:
+        self.view = view
+        self._deals = _Deals(view, clues) if clues else None
+        self._public = _public_state(view, 0)
+        self._unseen = view.unseen()
+        _check_sizes(view, self._unseen)
+
+    def draw(self, rng: SplitMix64) -> GameState:
+        view = self.view
+        state = self._public.copy()
+        state.seed = rng.next() >> 11
+        if self._deals is None:
+            hands, boneyard = _uniform_deal(view, self._unseen.copy(), rng)
+        else:
+            hands, boneyard = self._deals.draw(view.n_players, rng)
+        hands[view.seat] = list(view.hand)
+        state.hands = [sorted(hand) for hand in hands]
+        state.reindex()
+        state.boneyard = boneyard
+        return state
 
 
 def sample_positions(
@@ -84,8 +100,8 @@ def sample_positions(
     """``n`` position documents (``mexican-train-position/1``) sampled from ``view``; with
     clues, successive samples of one walk (``THINNING`` moves per slot apart)."""
     rng = sampling_rng(seed)
-    deals = _Deals(view, clues) if clues else None
-    return [export_position(_sample(view, rng, deals)) for _ in range(n)]
+    sampler = Sampler(view, clues)
+    return [export_position(sampler.draw(rng)) for _ in range(n)]
 
 
 def _public_state(view: View, seed: int) -> GameState:
@@ -110,17 +126,17 @@ def _public_state(view: View, seed: int) -> GameState:
     return state
 
 
-def _check_sizes(view: View) -> None:
+def _check_sizes(view: View, unseen_tiles: list[Tile]) -> None:
     hidden = sum(view.hand_sizes) - view.hand_sizes[view.seat] + view.boneyard_size
-    unseen = len(view.unseen())
+    unseen = len(unseen_tiles)
     if hidden != unseen or len(view.hand) != view.hand_sizes[view.seat]:
         raise InvalidPosition(
             f"invalid position: the view hides {hidden} tiles but {unseen} are unseen"
         )
 
 
-def _uniform_deal(view: View, rng: Shuffler) -> _Hidden:
-    tiles = view.unseen()
+def _uniform_deal(view: View, tiles: list[Tile], rng: Shuffler) -> _Hidden:
+    """``tiles`` (the view's unseen tiles, a list of the caller's to shuffle) dealt at random."""
     rng.shuffle(tiles)
     hands: list[list[Tile]] = []
     at = 0

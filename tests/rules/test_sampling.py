@@ -29,7 +29,7 @@ from service.rules import (
 )
 from service.rules.observer import View, seat_view
 from service.rules.rng import SplitMix64
-from service.rules.sampling import sample_positions, sample_state, sampling_rng
+from service.rules.sampling import Sampler, sample_positions, sample_state, sampling_rng
 from service.rules.tiles import Tile, full_set
 from tests.rules.test_properties import games
 
@@ -124,6 +124,22 @@ def test_the_samples_depend_on_the_view_alone() -> None:
     assert sample_positions(seat_view(twin, 0), 20, seed=99) == ours
     assert sample_positions(seat_view(state, 0), 20, seed=100) != ours
     assert len({str(doc["hands"]) for doc in ours}) == 20
+
+
+@pytest.mark.parametrize(("players", "steps"), [(2, 5), (4, 20), (4, 60)])
+def test_a_sampler_draws_what_fresh_samples_draw(players: int, steps: int) -> None:
+    """A bot draws a decision's samples from one Sampler and plays each to the end of the
+    round: every draw is still the sample ``sample_state`` deals from the generator at that
+    point, whatever was done to the ones before."""
+    state = mid_round(seed=players + steps, steps=steps, players=players)
+    view = seat_view(state, state.turn if state.turn is not None else 0)
+    sampler, ours, fresh = Sampler(view), sampling_rng(5), sampling_rng(5)
+    rng = random.Random(1)
+    for _ in range(20):
+        sample = sampler.draw(ours)
+        assert export_position(sample) == export_position(sample_state(view, fresh))
+        while sample.status == Status.IN_ROUND and sample.turn is not None:
+            apply(sample, sample.turn, rng.choice(legal_moves(sample, sample.turn)))
 
 
 def test_a_view_that_does_not_fit_its_tiles_is_refused() -> None:
