@@ -55,7 +55,7 @@ _BIT: dict[TileT, int] = {tile: 1 << i for i, tile in enumerate(_TILES)}
 
 def best_chain(end: int, hand: Iterable[TileT], search: int = _SEARCH_BUDGET) -> tuple[TileT, ...]:
     """The longest chain (ties: most pips) buildable from ``end`` with tiles of ``hand``
-    (normalised tiles, in any order), searching at most ``search`` nodes."""
+    (distinct normalised tiles, in any order), searching at most ``search`` nodes."""
     chain, nodes = _best_chain(end, sum(map(_BIT.__getitem__, hand)), search)
     SEARCHED.nodes += nodes
     return chain
