@@ -1,9 +1,10 @@
 """How long ``hard``'s decisions take: ``python -m bench.hard_decisions``.
 
-Plays the games of ``bench.hard_oracle`` (one hard seat against three planners; game ``g``
-has the same deal, seat and seed there) with the shipped bot and times each of its decisions
+Plays the harness games (one hard seat against three planners, 4-player ``standard``; game
+``g`` fixes the deal, the hard seat and the bot's seed, and ``bench.hard_oracle`` plays the
+same games through :func:`play_harness`) with the shipped bot, and times each of its decisions
 after its opening turn with the thread's CPU clock. Prints their count, median, p90, p99 and
-max, and their sum.
+max, and their sum. The file imports nothing of ``bench``, so it runs in an older checkout.
 
 ``--against OLD_TREE`` (e.g. ``git worktree add --detach /tmp/ab-old <commit>``) times the
 same games with the bot of that checkout too, the two trees alternating ``--rounds`` times,
@@ -21,22 +22,30 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from service import rules
 from service.bots.hard import HardBot
 from service.bots.planner import PlannerBot
-from service.rules import Status
+from service.rules import GameState, Move, Status, View
 from service.tournament.runner import BETWEEN_ROUNDS
 
+#: The hard seat's choice: the true state (for the benches that cheat), its view, the moves.
+HardChoice = Callable[[GameState, View, list[Move]], Move]
 
-def decision_times(game: int) -> list[float]:
-    """CPU seconds of each later-turn decision of the hard seat in harness game ``game``."""
+
+def harness_seats(game: int) -> tuple[int, int]:
+    """Harness game ``game``'s hard seat and the hard bot's seed."""
     rng = random.Random(10_000 + game)
-    hard_seat = rng.randrange(4)
-    hard, planner = HardBot(rng.getrandbits(63)), PlannerBot()
+    return rng.randrange(4), rng.getrandbits(63)
+
+
+def play_harness(game: int, hard_seat: int, choose: HardChoice) -> GameState:
+    """Harness game ``game`` to its end: ``choose`` for ``hard_seat``'s real choices, the
+    planner for the other seats; the final state."""
+    planner = PlannerBot()
     state = rules.new_game([f"p{s}" for s in range(4)], "standard", None, 50_000 + game)
-    times = []
     while state.status != Status.GAME_OVER:
         if state.status in BETWEEN_ROUNDS:
             rules.deal(state)
@@ -46,16 +55,26 @@ def decision_times(game: int) -> list[float]:
         moves = rules.legal_moves(state, seat)
         if len(moves) > 1:
             view = rules.seat_view(state, seat)
-            if seat != hard_seat:
-                move = planner.choose(view, moves)
-            else:
-                start = time.thread_time()
-                move = hard.choose(view, moves)
-                if not view.in_opening():
-                    times.append(time.thread_time() - start)
+            chooser = choose if seat == hard_seat else lambda _, v, m: planner.choose(v, m)
+            rules.apply(state, seat, chooser(state, view, moves))
         else:
-            move = moves[0]
-        rules.apply(state, seat, move)
+            rules.apply(state, seat, moves[0])
+    return state
+
+
+def decision_times(game: int) -> list[float]:
+    """CPU seconds of each later-turn decision of the hard seat in harness game ``game``."""
+    hard_seat, seed = harness_seats(game)
+    hard, times = HardBot(seed), []
+
+    def timed(_: GameState, view: View, moves: list[Move]) -> Move:
+        start = time.thread_time()
+        move = hard.choose(view, moves)
+        if not view.in_opening():
+            times.append(time.thread_time() - start)
+        return move
+
+    play_harness(game, hard_seat, timed)
     return times
 
 

@@ -24,11 +24,9 @@ import statistics
 from dataclasses import dataclass
 from enum import StrEnum
 
-from service import rules
+from bench.hard_decisions import harness_seats, play_harness
 from service.bots.hard import MOVES, HardBot
-from service.bots.planner import PlannerBot
-from service.rules import GameState, Move, Status, View
-from service.tournament.runner import BETWEEN_ROUNDS
+from service.rules import GameState, Move, View
 from service.tournament.stats import wilson
 
 
@@ -68,27 +66,14 @@ class Outcome:
 def play(game: int, variant: Variant, budget: int = MOVES) -> Outcome:
     """Game ``game`` with the hard seat's determinizations as ``variant`` says (``budget``: the
     ``budget`` variant's roll-out moves)."""
-    rng = random.Random(10_000 + game)
-    hard_seat = rng.randrange(4)
-    hard = Seeing(rng.getrandbits(63), variant, budget)
-    planner = PlannerBot()
+    hard_seat, seed = harness_seats(game)
+    hard = Seeing(seed, variant, budget)
 
-    def choose(state: GameState, seat: int, moves: list[Move]) -> Move:
-        view = rules.seat_view(state, seat)
-        if seat != hard_seat:
-            return planner.choose(view, moves)
+    def choose(state: GameState, view: View, moves: list[Move]) -> Move:
         hard.truth = state
         return hard.choose(view, moves)
 
-    state = rules.new_game([f"p{s}" for s in range(4)], "standard", None, 50_000 + game)
-    while state.status != Status.GAME_OVER:
-        if state.status in BETWEEN_ROUNDS:
-            rules.deal(state)
-            continue
-        seat = state.turn
-        assert seat is not None
-        moves = rules.legal_moves(state, seat)
-        rules.apply(state, seat, moves[0] if len(moves) == 1 else choose(state, seat, moves))
+    state = play_harness(game, hard_seat, choose)
     totals = state.totals()
     others = [t for s, t in enumerate(totals) if s != hard_seat]
     won = hard_seat in (state.winners or [])
