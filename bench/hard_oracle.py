@@ -7,26 +7,43 @@ variant on the same deal, the same hard seat and the same bot seed:
 - ``uniform``: the bot as shipped (hidden tiles dealt uniformly over the unseen ones);
 - ``hands``: every determinization holds the true hands, the boneyard's order reshuffled;
 - ``oracle``: every determinization is the true state, draw order included;
-- ``budget``: the bot as shipped with another budget of roll-out moves (``--budget``).
+- ``budget``: the bot as shipped with another budget of roll-out moves (``--budget``);
+- ``winprob``: a roll-out scored by the chance to win the game from the totals it leaves
+  (``win_chance``), not by the round's points against the others' mean;
+- ``topk``: only the planner's best ``HARD_TOP`` moves (environment, default 3) searched;
+- ``short``: roll-outs cut after ``HARD_SHORT`` moves (default 16), every hand then counted
+  as if the round were blocked there, so the budget buys more samples;
+- ``flat``: the whole budget spread over every candidate, no successive halving.
 
 ``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles
 could give a bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its
 mean total against the others' mean, and the games won by only one side of each pair against
-``uniform``. A benchmark, never a test: it measures strength, and takes minutes.
+``uniform``. ``--outcomes FILE`` keeps every game's outcome (JSON lines) and plays only those
+it lacks, so runs resume and variants added later meet the same ``uniform`` games (one file
+per setting of ``HARD_TOP`` or ``HARD_SHORT``, which it does not record). A
+benchmark, never a test: it measures strength, and takes minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import math
 import multiprocessing as mp
+import os
 import random
 import statistics
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from bench.hard_decisions import harness_seats, play_harness
-from service.bots.hard import MOVES, HardBot
-from service.rules import GameState, Move, View
+from service.bots.base import canonical
+from service.bots.hard import MOVES, HardBot, policy
+from service.bots.planner import Weights, _LaterTurn, hand_of
+from service.rules import GameState, Move, Status, View, apply, legal_moves
+from service.rules.engine import hand_points
 from service.tournament.stats import wilson
 
 
@@ -35,6 +52,48 @@ class Variant(StrEnum):
     HANDS = "hands"
     ORACLE = "oracle"
     BUDGET = "budget"
+    WINPROB = "winprob"
+    TOPK = "topk"
+    SHORT = "short"
+    FLAT = "flat"
+
+
+#: The ``topk`` variant searches only the planner's best this many moves.
+TOP = int(os.environ.get("HARD_TOP", "3"))
+
+#: The ``short`` variant's roll-outs stop after this many moves.
+SHORT_MOVES = int(os.environ.get("HARD_SHORT", "16"))
+
+#: The spread of one seat's round points among planners (4-player ``standard``, 400 games:
+#: mean 30, standard deviation 33; a game's totals spread as the square root of its rounds).
+ROUND_SD = 33.0
+#: The midpoints over which the normal integral below is summed.
+_GRID = [-4.0 + (i + 0.5) * 8.0 / 32 for i in range(32)]
+_WEIGHTS = [math.exp(-z * z / 2) / math.sqrt(2 * math.pi) * 8.0 / 32 for z in _GRID]
+
+
+def _upper(x: float) -> float:
+    """P(Z > x) for a standard normal Z."""
+    return 0.5 * math.erfc(x / math.sqrt(2))
+
+
+def win_chance(totals: list[int], seat: int, rounds_left: int) -> float:
+    """The chance that ``seat`` ends the game with the lowest total, if every seat's points
+    in the rounds left are independent normals of the same mean (ties shared)."""
+    others = [t for s, t in enumerate(totals) if s != seat]
+    mine = totals[seat]
+    if rounds_left == 0:
+        best = min(others)
+        return 1.0 if mine < best else (1.0 / (1 + others.count(best)) if mine == best else 0.0)
+    spread = ROUND_SD * math.sqrt(rounds_left)
+    gaps = [(mine - t) / spread for t in others]
+    chance = 0.0
+    for z, w in zip(_GRID, _WEIGHTS, strict=True):
+        p = w
+        for g in gaps:
+            p *= _upper(g + z)
+        chance += p
+    return chance
 
 
 class Seeing(HardBot):
@@ -46,8 +105,45 @@ class Seeing(HardBot):
         self.variant = variant
         self.truth: GameState | None = None
 
+    def shortlist(self, view: View, moves: list[Move]) -> list[Move]:
+        if self.variant is not Variant.TOPK or len(moves) <= TOP:
+            return moves
+        hand = hand_of(view)
+        score = _LaterTurn.of(view, view.seat, hand, view.ends[view.seat], Weights()).score
+        return sorted(moves, key=score, reverse=True)[:TOP]
+
+    def choose(self, view: View, moves: list[Move]) -> Move:
+        ordered = canonical(moves)
+        if self.variant is not Variant.FLAT or len(ordered) == 1 or view.in_opening():
+            return super().choose(view, moves)
+        totals = {move: 0.0 for move in ordered}
+        self._sample_round(view, ordered, totals, self.moves, 0)
+        return min(ordered, key=lambda m: totals[m])
+
+    def playout(self, state: GameState) -> int:
+        if self.variant is not Variant.SHORT:
+            return super().playout(state)
+        moves = 0
+        while state.status == Status.IN_ROUND and moves < SHORT_MOVES:
+            seat = state.turn
+            assert seat is not None
+            apply(state, seat, policy(state, seat, legal_moves(state, seat)))
+            moves += 1
+        return moves
+
+    def outcome(self, state: GameState, seat: int) -> float:
+        if self.variant is Variant.SHORT and state.status == Status.IN_ROUND:
+            # Cut short: every seat's hand counts as if the round were blocked now.
+            last = [hand_points(state, s) for s in range(state.n_players)]
+            return last[seat] - (sum(last) - last[seat]) / (len(last) - 1)
+        if self.variant is not Variant.WINPROB:
+            return super().outcome(state, seat)
+        left = state.rules.rounds - state.round
+        # The chance to win the game, the round's margin breaking ties among sure outcomes.
+        return -win_chance(state.totals(), seat, left) + 1e-4 * super().outcome(state, seat)
+
     def world(self, view: View) -> GameState:
-        if self.variant in (Variant.UNIFORM, Variant.BUDGET) or self.truth is None:
+        if self.variant not in (Variant.HANDS, Variant.ORACLE) or self.truth is None:
             return super().world(view)
         world = self.truth.copy()
         if self.variant is Variant.HANDS:
@@ -117,12 +213,34 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--budget", type=int, default=MOVES, help="the budget variant's moves")
+    parser.add_argument(
+        "--outcomes", type=Path, help="JSON lines of outcomes: read to resume, each new appended"
+    )
     args = parser.parse_args()
     games = range(args.first, args.first + args.games)
-    tasks = [(g, v, args.budget) for g in games for v in args.variants]
+    known = _read_outcomes(args.outcomes, args.budget)
+    tasks = [(g, v, args.budget) for g in games for v in args.variants if (g, v) not in known]
     with mp.Pool(args.jobs) as pool:
-        outcomes = pool.map(_task, tasks, chunksize=1)
-    report(outcomes, args.variants)
+        for outcome in pool.imap_unordered(_task, tasks, chunksize=1):
+            known[outcome.game, outcome.variant] = outcome
+            if args.outcomes is not None:
+                with args.outcomes.open("a") as out:
+                    out.write(json.dumps(dataclasses.asdict(outcome) | {"budget": args.budget}))
+                    out.write("\n")
+    report([known[g, v] for g in games for v in args.variants], args.variants)
+
+
+def _read_outcomes(path: Path | None, budget: int) -> dict[tuple[int, Variant], Outcome]:
+    """The outcomes a file holds (those of another budget than ``budget`` ignored)."""
+    if path is None or not path.exists():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row.pop("budget") == budget:
+            outcome = Outcome(**(row | {"variant": Variant(row["variant"])}))
+            found[outcome.game, outcome.variant] = outcome
+    return found
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ class HardBot:
             # Lay the longest chain whole (the planner's opening): it is what wins most, and
             # searching it would cost the longest roll-outs of the round for little gain.
             return self.opening.choose(view, moves)
-        candidates = ordered
+        candidates = self.shortlist(view, ordered)
         totals = {move: 0.0 for move in candidates}
         # Successive halving: each round spends an equal share of the budget on the survivors.
         share = self.moves // max(1, (len(candidates) - 1).bit_length())
@@ -109,6 +109,19 @@ class HardBot:
             # The survivors have all met the same samples, so their totals compare.
             candidates = sorted(candidates, key=lambda m: totals[m])[: (len(candidates) + 1) // 2]
         return min(candidates, key=lambda m: totals[m])
+
+    def shortlist(self, view: View, moves: list[Move]) -> list[Move]:
+        """The moves worth searching (a bench swaps in others)."""
+        del view
+        return moves
+
+    def playout(self, state: GameState) -> int:
+        """Play a sample on; the moves it took (a bench swaps in others)."""
+        return rollout(state)
+
+    def outcome(self, state: GameState, seat: int) -> float:
+        """A played-out sample's worth to ``seat``, lower better (a bench swaps in others)."""
+        return result(state, seat)
 
     def world(self, view: View) -> GameState:
         """One determinization: a full state that agrees with ``view``, hidden tiles dealt
@@ -133,7 +146,7 @@ class HardBot:
                 trial = world.copy()
                 apply(trial, seat, move)
                 searched = SEARCHED.nodes
-                spent += rollout(trial) + (SEARCHED.nodes - searched) // NODES_PER_MOVE
-                totals[move] += result(trial, seat)
+                spent += self.playout(trial) + (SEARCHED.nodes - searched) // NODES_PER_MOVE
+                totals[move] += self.outcome(trial, seat)
             samples += 1
         return spent
