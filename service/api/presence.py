@@ -40,14 +40,22 @@ log = logging.getLogger(__name__)
 
 
 def mark_seen(game_id: str, seat: int) -> None:
+    now = mark_due(game_id, seat)
+    if now is not None:
+        store().presence.seen(game_id, seat, now)
+
+
+def mark_due(game_id: str, seat: int) -> int | None:
+    """The time to mark ``seat`` seen at, when this process has not marked it lately (the
+    caller then writes the mark: with a change it stores, or on its own); else None."""
     now = now_ms()
     every = min(MARK_EVERY_MS, settings().presence_seconds * 1000 // 3)
     with _lock:
         if now - _marked.get((game_id, seat), 0) < every:
-            return
+            return None
         _marked[(game_id, seat)] = now
         _trim(_marked)
-    store().presence.seen(game_id, seat, now)
+    return now
 
 
 def present(game_id: str, seats: int) -> list[bool]:

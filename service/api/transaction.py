@@ -20,12 +20,14 @@ Reads (``GET``) use :func:`load_game` alone. Nothing here knows a rule: the engi
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
+import redis
 from flask import Response
 
 from service import rules
@@ -53,7 +55,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_seen, present
+from .presence import mark_due, mark_seen, present
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -63,6 +65,8 @@ from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response, missing_toke
 #: The worker reads again when a person acted between its read and its write; past this many
 #: times in a row it leaves the game for its next job.
 SERVER_ATTEMPTS = 3
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -76,6 +80,7 @@ class Loaded:
     table: Table
     known: bool = False  # judged on this process's copy, not on a read
     scope: str | None = None  # the caller's secret keying its kept answers (token or invite)
+    seen: int | None = None  # the caller's presence mark (ms), due and not yet written
 
     @property
     def seat(self) -> int | None:
@@ -92,7 +97,11 @@ class Loaded:
         moves = rules.turn_moves(self.state, self.role)
         if moves is not None:
             body["legal_moves"] = [move.to_json() for move in moves]
-        return table_view(body, self.table, present(self.record.game_id, self.state.n_players))
+        seats = present(self.record.game_id, self.state.n_players)
+        if self.seat is not None and not seats[self.seat]:
+            # The caller is at the table: its own mark may still be on its way.
+            seats = [*seats[: self.seat], True, *seats[self.seat + 1 :]]
+        return table_view(body, self.table, seats)
 
 
 #: An answer's status and body, from the game after the change, its version and what was applied.
@@ -148,13 +157,13 @@ def transact(
         g = _known_game(game_id, need)
         if g is not None:
             try:
-                return _apply(g, decide)
+                return _apply_marked(g, decide)
             except (ApiError, rules.RulesError, _Refused):
                 pass  # the copy may have been behind: decide again on the stored record
     for attempt in range(1, attempts + 1):
-        g = load_game(game_id, need, mutating=keyed, scope=scope)
+        g = load_game(game_id, need, mutating=keyed, scope=scope, mark=False)
         try:
-            return _apply(g, decide)
+            return _apply_marked(g, decide)
         except _Refused as refused:
             if attempt == attempts:
                 raise lost_race(g, refused.current) from None
@@ -171,6 +180,27 @@ def server_moves(
         Applied(record, events),
         *server_turns(state, table, record.at_ms, version, request_budget()),
     ]
+
+
+def _apply_marked(g: Loaded, decide: Decide) -> Response:
+    """``_apply``, with the caller's presence mark, when due, stored with the change (no
+    round trip of its own), or written alone when nothing is stored."""
+    g.seen = None if g.seat is None else mark_due(g.record.game_id, g.seat)
+    try:
+        return _apply(g, decide)
+    except redis.RedisError:
+        g.seen = None  # Redis is away: a mark would only wait for it again
+        raise
+    finally:
+        if g.seen is not None and g.seat is not None:
+            _mark_alone(g.record.game_id, g.seat, g.seen)
+
+
+def _mark_alone(game_id: str, seat: int, now: int) -> None:
+    try:
+        store().presence.seen(game_id, seat, now)
+    except redis.RedisError as err:  # presence is a courtesy: the request's own answer stands
+        log.info("presence of %s not written: %s", game_id, err)
 
 
 def _apply(g: Loaded, decide: Decide) -> Response:
@@ -207,7 +237,9 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             token=g.scope,
             idempotency_key=g.idem_key,
             dealt=ever_dealt(g.state),
+            seen=None if g.seen is None or g.seat is None else (g.seat, g.seen),
         )
+        g.seen = None  # stored with the change
     except VersionConflict as conflict:
         raise _Refused(conflict.current) from None
     except GameNotFound:
@@ -408,12 +440,14 @@ def load_game(
     query: bool = False,
     scope: str | None = None,
     cost: int = 1,
+    mark: bool = True,
 ) -> Loaded:
     """The game and the caller's role, after every check a request passes before the engine:
     token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match.
     ``query``: the token may come as the ``access_token`` parameter. ``scope``: the secret
     that keys a tokenless caller's Idempotency-Key (a join's invite). ``cost``: the request's
-    weight against the rate limit (the work of several requests counts as several)."""
+    weight against the rate limit (the work of several requests counts as several).
+    ``mark``: mark a seat's presence now (a transaction marks it with its change instead)."""
     token = _token(need, query)
     key = request_idempotency_key() if mutating else None
     owner = token if scope is None else scope
@@ -423,7 +457,7 @@ def load_game(
     if record.kept is not None:
         raise IdempotentReplay(record.kept)
     g = _loaded(record, role, token, key)
-    if role.seat is not None:
+    if mark and role.seat is not None:
         mark_seen(game_id, role.seat)
     g.scope = owner
     g.if_match = check_if_match(g.record.version) if mutating else False

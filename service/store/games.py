@@ -34,7 +34,8 @@ from .hooks import Webhooks
 from .lobby import Lobby
 from .memory import MemoryWatch
 from .players import Players
-from .presence import Presence
+from .presence import KEEP_SECONDS as PRESENCE_KEEP_SECONDS
+from .presence import Presence, request_field
 from .sealed import seal, unseal
 from .streams import StreamSlots, Tickets
 from .subscriber import WakeupSubscriber
@@ -393,12 +394,15 @@ class GameStore:
         token: str | None = None,
         idempotency_key: str | None = None,
         dealt: bool = True,
+        seen: tuple[int, int] | None = None,
     ) -> int:
         """Compare-and-set: store ``change`` on top of ``expected_version``; the version grows
         by its number of records.
 
         With an Idempotency-Key, ``kept`` is stored in the same atomic step. ``dealt``: the new
-        state was ever dealt (else the game keeps its short TTL). Raises
+        state was ever dealt (else the game keeps its short TTL). ``seen``: (seat, time in ms)
+        of a request to mark in the game's presence with the change, saving the mark its own
+        round trip (marked only if the change is stored). Raises
         VersionConflict, GameNotFound, IdempotentReplay or LogFull; on any of them nothing was
         written.
         """
@@ -407,14 +411,21 @@ class GameStore:
             # record, which is what lets the API act on a copy it read at that version.
             raise ValueError("a change without log records")
         ttl = self.ttl(dealt)
-        key_list = [keys.game_key(game_id), keys.log_key(game_id), keys.wakeup_channel(game_id)]
+        key_list = [
+            keys.game_key(game_id),
+            keys.log_key(game_id),
+            keys.wakeup_channel(game_id),
+            keys.presence_key(game_id),
+        ]
         fields = change.fields()
         sealing = seal_key(token or "", idempotency_key or "")
-        args: list[bytes | int] = [expected_version, ttl, len(fields) // 2, b"", 0]
+        args: list[bytes | int | str] = [expected_version, ttl, len(fields) // 2, b"", 0]
         if idempotency_key is not None and token is not None and kept is not None:
             key_list.append(keys.idem_key(game_id, token, idempotency_key))
             args[3:5] = [kept.encode(sealing), min(self.idem_ttl, ttl)]
         args.append(self.max_entries)
+        mark = ("", 0) if seen is None else (request_field(seen[0]), seen[1])
+        args += [*mark, PRESENCE_KEEP_SECONDS]
         result = self._cas(keys=key_list, args=[*args, *fields, *change.records])
         outcome = int(result[0])
         if outcome == 1:

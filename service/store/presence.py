@@ -24,13 +24,18 @@ KEEP_SECONDS = 24 * 3600
 STREAM_STALE_MS = 45_000
 
 
+def request_field(seat: int) -> str:
+    """The field that holds the time of ``seat``'s last request."""
+    return f"r{seat}"
+
+
 class Presence:
     def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self.client = client
 
     def seen(self, game_id: str, seat: int, now_ms: int) -> None:
-        """The seat made a request."""
-        self._write(game_id, f"r{seat}", now_ms)
+        """The seat made a request (a stored change marks it with the change instead)."""
+        self._write(game_id, request_field(seat), now_ms)
 
     def streaming(self, game_id: str, seat: int, stream_id: str, now_ms: int) -> None:
         """A stream of the seat is open (at its opening, and at each keep-alive)."""

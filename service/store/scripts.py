@@ -22,11 +22,13 @@ return 1
 """
 
 # KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = the game's wake-up channel
-# (keys.wakeup_channel)  KEYS[4] = idempotency key (optional)
+# (keys.wakeup_channel)  KEYS[4] = the game's presence hash  KEYS[5] = idempotency key (optional)
 # ARGV[1] = expected version  ARGV[2] = TTL seconds (as above)  ARGV[3] = n field/value pairs
-# ARGV[4] = response kept under KEYS[4]  ARGV[5] = its TTL seconds
+# ARGV[4] = response kept under KEYS[5]  ARGV[5] = its TTL seconds
 # ARGV[6] = the most entries the game's log may hold
-# ARGV[7 .. 6+2n] = fields to set (the state at least)  ARGV[7+2n ..] = records to append
+# ARGV[7] = the presence field the change marks ('' for none)  ARGV[8] = its time (ms)
+# ARGV[9] = how long the presence hash outlives that mark (seconds)
+# ARGV[10 .. 9+2n] = fields to set (the state at least)  ARGV[10+2n ..] = records to append
 # Returns {1, new version} applied (the version grows by the number of records); {0, current
 # version} the version moved on (lost race or stale If-Match); {-1} the game is gone; {2, kept
 # response} a request with the same Idempotency-Key applied first; {3, current version} the log
@@ -39,20 +41,24 @@ return 1
 COMPARE_AND_SET = """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if not cur then return {-1} end
-if KEYS[4] then
-  local kept = redis.call('GET', KEYS[4])
+if KEYS[5] then
+  local kept = redis.call('GET', KEYS[5])
   if kept then return {2, kept} end
 end
 if cur ~= ARGV[1] then return {0, tonumber(cur)} end
-local last = 6 + 2 * tonumber(ARGV[3])
+local last = 9 + 2 * tonumber(ARGV[3])
 local new = tonumber(cur) + #ARGV - last
 if new > tonumber(ARGV[6]) then return {3, tonumber(cur)} end
-redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 7, last))
+redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 10, last))
 if #ARGV > last then redis.call('RPUSH', KEYS[2], unpack(ARGV, last + 1)) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-if KEYS[4] then
-  redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5])
+if KEYS[5] then
+  redis.call('SET', KEYS[5], ARGV[4], 'EX', ARGV[5])
+end
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[7], ARGV[8])
+  redis.call('EXPIRE', KEYS[4], ARGV[9])
 end
 local wakeup = {string.sub(KEYS[1], 5, -2), ' ', new, ' '}
 for i = last + 1, #ARGV do

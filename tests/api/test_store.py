@@ -17,6 +17,7 @@ from service.store import (
     VersionConflict,
 )
 from service.store import keys as K
+from service.store.presence import KEEP_SECONDS as PRESENCE_KEEP_SECONDS
 from service.store.tokens import hash_token, new_token
 from service.store.wakeup import Wakeup, parse_wakeup
 
@@ -51,6 +52,20 @@ def test_compare_and_set(gs: GameStore, redis_client: redis.Redis) -> None:
         gs.save(gid, 1, Change(b"lost", [b"r2"]))
     assert info.value.current == 2
     assert gs.load(gid).state == b"s2"
+
+
+def test_a_stored_change_marks_the_callers_presence_in_the_same_step(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())] * 2, [b"r1"])
+    assert gs.save(gid, 1, Change(b"s2", [b"r2"]), seen=(1, 12345)) == 2
+    assert redis_client.hgetall(K.presence_key(gid)) == {b"r1": b"12345"}
+    assert 0 < redis_client.ttl(K.presence_key(gid)) <= PRESENCE_KEEP_SECONDS
+    # A refused change marks nothing; a change without a mark leaves presence as it was.
+    with pytest.raises(VersionConflict):
+        gs.save(gid, 1, Change(b"lost", [b"r2"]), seen=(0, 99999))
+    assert gs.save(gid, 2, Change(b"s3", [b"r3"])) == 3
+    assert redis_client.hgetall(K.presence_key(gid)) == {b"r1": b"12345"}
 
 
 def test_unknown_and_malformed_ids(gs: GameStore) -> None:

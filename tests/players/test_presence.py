@@ -157,3 +157,59 @@ def test_presence_messages_on_sse_have_no_id(server: str) -> None:
         message.append(raw)
     assert message == [b"event: presence", b'data: {"seat":0,"present":true}']
     watcher.close()
+
+
+class PresenceWrites:
+    """The writes to a game's presence hash, as Redis's MONITOR sees them, each with who sent
+    it: ``lua`` (a script, such as a change's compare-and-set) or ``tcp`` (a command of its
+    own)."""
+
+    def __init__(self, url: str, gid: str) -> None:
+        self.client = redis.Redis.from_url(url)
+        self.key, self.end = presence_key(gid), f"end-{gid}"
+        self.seen: list[tuple[str, str]] = []
+        self.monitor = self.client.monitor()
+        self.monitor.__enter__()
+        self.client.echo(f"start-{gid}")
+        while f"start-{gid}" not in self.monitor.next_command()["command"]:
+            pass
+
+    def stop(self) -> list[tuple[str, str]]:
+        self.client.echo(self.end)
+        while self.end not in (found := self.monitor.next_command())["command"]:
+            name = found["command"].split(" ", 1)[0]
+            if self.key in found["command"] and name in ("HSET", "EXPIRE", "HDEL"):
+                self.seen.append((found["client_type"], name))
+        self.monitor.__exit__()
+        return self.seen
+
+
+def test_a_move_marks_its_seat_with_the_change_and_a_refused_one_on_its_own(
+    server: str, redis_server: RedisServer
+) -> None:
+    game = new_game(server)
+    gid, tokens = game["game_id"], [seat["token"] for seat in game["seats"]]
+    dealt = send("POST", f"{server}/api/v1/games/{gid}/deal", headers=auth(game["host_token"]))
+    assert dealt.status_code == 200, dealt.text
+    turn = dealt.json()["turn"]
+    legal = send("GET", f"{server}/api/v1/games/{gid}/legal-moves", headers=auth(tokens[turn]))
+    move = legal.json()["moves"][0]
+    time.sleep(0.8)  # past the marks' throttle (a third of the 2 s window): the next one is due
+    writes = PresenceWrites(redis_server.url, gid)
+    played = send(
+        "POST", f"{server}/api/v1/games/{gid}/moves", json=move, headers=auth(tokens[turn])
+    )
+    assert played.status_code == 200, played.text
+    assert [p["present"] for p in played.json()["players"]][turn] is True
+    # The move's compare-and-set wrote the mark: no round trip of its own.
+    assert writes.stop() == [("lua", "HSET"), ("lua", "EXPIRE")]
+    waiting = next(s for s in range(3) if s != played.json()["turn"])
+    writes = PresenceWrites(redis_server.url, gid)
+    refused = send(
+        "POST", f"{server}/api/v1/games/{gid}/moves", json=move, headers=auth(tokens[waiting])
+    )
+    assert refused.status_code == 409, refused.text
+    # Nothing was stored, so the refused request's seat is marked by a write of its own.
+    assert writes.stop() == [("tcp", "HSET"), ("tcp", "EXPIRE")]
+    marks = redis.Redis.from_url(redis_server.url).hgetall(presence_key(gid))
+    assert {f"r{turn}".encode(), f"r{waiting}".encode()} <= set(marks)
