@@ -203,7 +203,8 @@ def test_a_move_marks_its_seat_with_the_change_and_a_refused_one_on_its_own(
     assert [p["present"] for p in played.json()["players"]][turn] is True
     # The move's compare-and-set wrote the mark: no round trip of its own.
     assert writes.stop() == [("lua", "HSET"), ("lua", "EXPIRE")]
-    waiting = next(s for s in range(3) if s != played.json()["turn"])
+    # A seat that has made no request yet (so its mark is due) and whose turn it is not.
+    waiting = next(s for s in range(3) if s not in (turn, played.json()["turn"]))
     writes = PresenceWrites(redis_server.url, gid)
     refused = send(
         "POST", f"{server}/api/v1/games/{gid}/moves", json=move, headers=auth(tokens[waiting])
