@@ -47,7 +47,7 @@ def mark_seen(game_id: str, seat: int) -> None:
 
 def mark_due(game_id: str, seat: int) -> int | None:
     """The time to mark ``seat`` seen at, when this process has not marked it lately (the
-    caller then writes the mark: with a change it stores, or on its own); else None."""
+    caller then writes the mark: with a change it stores, or with ``mark_alone``); else None."""
     now = now_ms()
     every = min(MARK_EVERY_MS, settings().presence_seconds * 1000 // 3)
     with _lock:
@@ -56,6 +56,15 @@ def mark_due(game_id: str, seat: int) -> int | None:
         _marked[(game_id, seat)] = now
         _trim(_marked)
     return now
+
+
+def mark_alone(game_id: str, seat: int, now: int) -> None:
+    """Write a due mark that no stored change carried; a courtesy: a failed write is logged,
+    and the request's own answer stands."""
+    try:
+        store().presence.seen(game_id, seat, now)
+    except redis.RedisError as err:
+        log.info("presence of %s not written: %s", game_id, err)
 
 
 def present(game_id: str, seats: int) -> list[bool]:

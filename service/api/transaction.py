@@ -20,7 +20,6 @@ Reads (``GET``) use :func:`load_game` alone. Nothing here knows a rule: the engi
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -55,7 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_due, mark_seen, present
+from .presence import mark_alone, mark_due, mark_seen, present
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -65,8 +64,6 @@ from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response, missing_toke
 #: The worker reads again when a person acted between its read and its write; past this many
 #: times in a row it leaves the game for its next job.
 SERVER_ATTEMPTS = 3
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -80,7 +77,7 @@ class Loaded:
     table: Table
     known: bool = False  # judged on this process's copy, not on a read
     scope: str | None = None  # the caller's secret keying its kept answers (token or invite)
-    seen: int | None = None  # the caller's presence mark (ms), due and not yet written
+    seen: tuple[int, int] | None = None  # the caller's due presence mark (seat, ms), unwritten
 
     @property
     def seat(self) -> int | None:
@@ -97,10 +94,9 @@ class Loaded:
         moves = rules.turn_moves(self.state, self.role)
         if moves is not None:
             body["legal_moves"] = [move.to_json() for move in moves]
-        seats = present(self.record.game_id, self.state.n_players)
-        if self.seat is not None and not seats[self.seat]:
-            # The caller is at the table: its own mark may still be on its way.
-            seats = [*seats[: self.seat], True, *seats[self.seat + 1 :]]
+        seats = list(present(self.record.game_id, self.state.n_players))  # a shared list
+        if self.seat is not None:
+            seats[self.seat] = True  # the caller is at the table; its mark may be on its way
         return table_view(body, self.table, seats)
 
 
@@ -185,22 +181,17 @@ def server_moves(
 def _apply_marked(g: Loaded, decide: Decide) -> Response:
     """``_apply``, with the caller's presence mark, when due, stored with the change (no
     round trip of its own), or written alone when nothing is stored."""
-    g.seen = None if g.seat is None else mark_due(g.record.game_id, g.seat)
+    seat = g.seat
+    due = None if seat is None else mark_due(g.record.game_id, seat)
+    g.seen = None if seat is None or due is None else (seat, due)
     try:
         return _apply(g, decide)
     except redis.RedisError:
         g.seen = None  # Redis is away: a mark would only wait for it again
         raise
     finally:
-        if g.seen is not None and g.seat is not None:
-            _mark_alone(g.record.game_id, g.seat, g.seen)
-
-
-def _mark_alone(game_id: str, seat: int, now: int) -> None:
-    try:
-        store().presence.seen(game_id, seat, now)
-    except redis.RedisError as err:  # presence is a courtesy: the request's own answer stands
-        log.info("presence of %s not written: %s", game_id, err)
+        if g.seen is not None:
+            mark_alone(g.record.game_id, *g.seen)
 
 
 def _apply(g: Loaded, decide: Decide) -> Response:
@@ -237,7 +228,7 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             token=g.scope,
             idempotency_key=g.idem_key,
             dealt=ever_dealt(g.state),
-            seen=None if g.seen is None or g.seat is None else (g.seat, g.seen),
+            seen=g.seen,
         )
         g.seen = None  # stored with the change
     except VersionConflict as conflict:
