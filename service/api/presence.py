@@ -1,10 +1,11 @@
 """Who is at the table: a seat is present while it has an open stream or made a request within
 ``PRESENCE_SECONDS``. Requests mark their seat at most every ``MARK_EVERY_MS`` per process (a
 third of the window when that is shorter), and views read a game's presence at most every
-``READ_EVERY_MS`` per process: presence is coarse (seconds), and a request should not pay a
-Redis write and read for it each time. A seat's open stream beats every ``BEAT_SECONDS`` (each
-keep-alive at least), and says when it closes. Presence is a courtesy: a stream whose beat
-fails (Redis away) goes on, and says nothing until Redis answers again."""
+``READ_EVERY_MS`` per process, in the load's own round trip when that is due: presence is
+coarse (seconds), and a request should not pay a Redis write and read for it each time. A
+seat's open stream beats every ``BEAT_SECONDS`` (each keep-alive at least), and says when it
+closes. Presence is a courtesy: a stream whose beat fails (Redis away) goes on, and says
+nothing until Redis answers again."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ _MEMORY = 4096  # games remembered per process, oldest forgotten first
 
 _lock = threading.Lock()
 _marked: dict[tuple[str, int], int] = {}
-_read: dict[str, tuple[int, list[bool]]] = {}
+_read: dict[str, tuple[int, dict[bytes, bytes]]] = {}  # game -> (read at, its presence hash)
 
 
 def now_ms() -> int:
@@ -67,18 +68,31 @@ def mark_alone(game_id: str, seat: int, now: int) -> None:
         log.info("presence of %s not written: %s", game_id, err)
 
 
+def read_due(game_id: str) -> bool:
+    """Whether this process should read the game's presence again: a load that asks for it
+    reads it in its own round trip (``remember`` then keeps it), sparing ``present`` one."""
+    with _lock:
+        known = _read.get(game_id)
+    return known is None or now_ms() - known[0] >= READ_EVERY_MS
+
+
+def remember(game_id: str, fields: dict[bytes, bytes]) -> None:
+    """Keep the game's presence hash as just read."""
+    with _lock:
+        _read[game_id] = (now_ms(), fields)
+        _trim(_read)
+
+
 def present(game_id: str, seats: int) -> list[bool]:
     now = now_ms()
     with _lock:
         known = _read.get(game_id)
-    if known is not None and now - known[0] < READ_EVERY_MS and len(known[1]) == seats:
-        return known[1]
-    (fields,) = store().presence.of_games([game_id])
-    found = present_seats(fields, seats, now, settings().presence_seconds * 1000)
-    with _lock:
-        _read[game_id] = (now, found)
-        _trim(_read)
-    return found
+    if known is None or now - known[0] >= READ_EVERY_MS:
+        (fields,) = store().presence.of_games([game_id])
+        remember(game_id, fields)
+    else:
+        fields = known[1]
+    return present_seats(fields, seats, now, settings().presence_seconds * 1000)
 
 
 def _trim(memory: dict[Any, Any]) -> None:

@@ -54,7 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_alone, mark_due, mark_seen, present
+from .presence import mark_alone, mark_due, mark_seen, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -94,7 +94,7 @@ class Loaded:
         moves = rules.turn_moves(self.state, self.role)
         if moves is not None:
             body["legal_moves"] = [move.to_json() for move in moves]
-        seats = list(present(self.record.game_id, self.state.n_players))  # a shared list
+        seats = present(self.record.game_id, self.state.n_players)
         if self.seat is not None:
             seats[self.seat] = True  # the caller is at the table; its mark may be on its way
         return table_view(body, self.table, seats)
@@ -157,7 +157,7 @@ def transact(
             except (ApiError, rules.RulesError, _Refused):
                 pass  # the copy may have been behind: decide again on the stored record
     for attempt in range(1, attempts + 1):
-        g = load_game(game_id, need, mutating=keyed, scope=scope, mark=False)
+        g = load_game(game_id, need, mutating=keyed, scope=scope, mark=False, view=True)
         try:
             return _apply_marked(g, decide)
         except _Refused as refused:
@@ -432,17 +432,20 @@ def load_game(
     scope: str | None = None,
     cost: int = 1,
     mark: bool = True,
+    view: bool = False,
 ) -> Loaded:
     """The game and the caller's role, after every check a request passes before the engine:
     token, rate limit, role, a kept response to replay, and (when ``mutating``) If-Match.
     ``query``: the token may come as the ``access_token`` parameter. ``scope``: the secret
     that keys a tokenless caller's Idempotency-Key (a join's invite). ``cost``: the request's
     weight against the rate limit (the work of several requests counts as several).
-    ``mark``: mark a seat's presence now (a transaction marks it with its change instead)."""
+    ``mark``: mark a seat's presence now (a transaction marks it with its change instead).
+    ``view``: the answer shows the game view, so the read brings the presence hash when this
+    process's copy of it is due (:func:`present` then needs no round trip of its own)."""
     token = _token(need, query)
     key = request_idempotency_key() if mutating else None
     owner = token if scope is None else scope
-    record = _read(game_id, token, key, owner, cost)
+    record = _read(game_id, token, key, owner, cost, view and read_due(game_id))
     _check_rate(record, token)
     role = _role(record, token, need)
     if record.kept is not None:
@@ -487,12 +490,16 @@ def _token(need: RoleKind | None, query: bool) -> str | None:
 
 
 def _read(
-    game_id: str, token: str | None, key: str | None, scope: str | None, cost: int
+    game_id: str, token: str | None, key: str | None, scope: str | None, cost: int, seen: bool
 ) -> GameRecord:
     try:
-        record = store().load(game_id, token=token, idempotency_key=key, scope=scope, cost=cost)
+        record = store().load(
+            game_id, token=token, idempotency_key=key, scope=scope, cost=cost, presence=seen
+        )
     except GameNotFound:
         raise not_found(game_id) from None
+    if record.presence is not None:
+        remember(game_id, record.presence)
     if record.kept is None:
         KNOWN.keep(record)
     return record

@@ -12,8 +12,9 @@ Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`)
 - ``mt:{<id>}:idem:<sha256(token, Idempotency-Key)>`` string: the first response to a keyed
   request, ``b"<status>" + body``. TTL: ``min(idem_ttl, the game's TTL)``.
 
-A read is one round trip (HGETALL, plus GET of the idempotency key in the same pipeline); a
-write is one EVALSHA. The store knows nothing of HTTP or of the rules: it keeps bytes.
+A read is one round trip (HGETALL, plus GET of the idempotency key and HGETALL of the presence
+hash in the same pipeline when asked for); a write is one EVALSHA. The store knows nothing of
+HTTP or of the rules: it keeps bytes.
 """
 
 from __future__ import annotations
@@ -196,6 +197,8 @@ class GameRecord:
     # remaining seconds (both 0 when rate limiting is off or no token was sent).
     rate_count: int = 0
     rate_reset: int = 0
+    # The game's presence hash, when the read asked for it (read in the same round trip).
+    presence: dict[bytes, bytes] | None = None
 
     def after(self, change: Change, version: int) -> GameRecord:
         """The record as stored once ``change`` is applied on top of this one at ``version``."""
@@ -345,10 +348,12 @@ class GameStore:
         idempotency_key: str | None = None,
         scope: str | None = None,
         cost: int = 1,
+        presence: bool = False,
     ) -> GameRecord:
         """The game's record in one round trip; with a key, also any response kept for it.
         ``scope``: the caller's secret that keys its kept responses when it sends no token (a
-        join's invite); ``cost``: what the request counts against the rate limit."""
+        join's invite); ``cost``: what the request counts against the rate limit;
+        ``presence``: also the game's presence hash (``GameRecord.presence``)."""
         if not keys.valid_game_id(game_id):
             raise GameNotFound(game_id)
         gkey = keys.game_key(game_id)
@@ -357,10 +362,14 @@ class GameStore:
         rate: list[Any] = [0, 0]
         count_rate = self.rate_window > 0 and token is not None
         keyed = idempotency_key is not None and owner is not None
-        if count_rate or keyed:
-            # Still one round trip: the game, the kept response and the rate counter together.
+        seen: Any = None
+        if count_rate or keyed or presence:
+            # Still one round trip: the game, the kept response, the presence hash and the rate
+            # counter together.
             pipe = self.client.pipeline(transaction=False)
             pipe.hgetall(gkey)
+            if presence:
+                pipe.hgetall(keys.presence_key(game_id))
             if keyed:
                 pipe.get(keys.idem_key(game_id, owner or "", idempotency_key or ""))
             if count_rate and token is not None:
@@ -370,8 +379,10 @@ class GameStore:
                 pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, rkey, self.rate_window, cost)
             replies = pipe.execute()
             fields = replies[0]
+            if presence:
+                seen = replies[1]
             if keyed:
-                kept_raw = replies[1]
+                kept_raw = replies[2 if presence else 1]
             if count_rate:
                 rate = replies[-1]
         else:
@@ -382,7 +393,7 @@ class GameStore:
         if kept_raw:
             kept = KeptResponse.decode(kept_raw, seal_key(owner or "", idempotency_key or ""))
         reset = max(int(rate[1]), 1) if rate[0] else 0
-        return _record(game_id, fields, kept, int(rate[0]), reset)
+        return _record(game_id, fields, kept, int(rate[0]), reset, seen)
 
     def save(
         self,
@@ -509,6 +520,7 @@ def _record(
     kept: KeptResponse | None = None,
     rate_count: int = 0,
     rate_reset: int = 0,
+    presence: dict[bytes, bytes] | None = None,
 ) -> GameRecord:
     seats = fields.get(b"t", b"")
     return GameRecord(
@@ -524,4 +536,5 @@ def _record(
         rematch=fields.get(b"rm", b""),
         rate_count=rate_count,
         rate_reset=rate_reset,
+        presence=presence,
     )

@@ -68,6 +68,27 @@ def test_a_stored_change_marks_the_callers_presence_in_the_same_step(
     assert redis_client.hgetall(K.presence_key(gid)) == {b"r1": b"12345"}
 
 
+def test_a_load_brings_the_presence_hash_in_the_same_round_trip_when_asked(
+    gs: GameStore,
+) -> None:
+    tok = new_token()
+    gid = gs.create(b"s1", new_token(), [hash_token(tok)] * 2, [b"r1"])
+    assert gs.load(gid, presence=True).presence == {}
+    kept = KeptResponse(200, b'{"version":2}')
+    change = Change(b"s2", [b"r2"])
+    gs.save(gid, 1, change, kept=kept, token=tok, idempotency_key="k1", seen=(0, 777))
+    assert gs.load(gid, presence=True).presence == {b"r0": b"777"}
+    # With a key, in the same pipeline as the response kept for it.
+    rec = gs.load(gid, token=tok, idempotency_key="k1", presence=True)
+    assert (rec.version, rec.kept, rec.presence) == (2, kept, {b"r0": b"777"})
+    rec = gs.load(gid, token=tok, idempotency_key="k1")
+    assert (rec.kept, rec.presence) == (kept, None)
+    # And with the token's rate counter.
+    counted = GameStore(gs.client, game_ttl=1000, idem_ttl=500, rate_window=60)
+    rec = counted.load(gid, token=tok, idempotency_key="k1", presence=True)
+    assert (rec.kept, rec.presence, rec.rate_count) == (kept, {b"r0": b"777"}, 1)
+
+
 def test_unknown_and_malformed_ids(gs: GameStore) -> None:
     for gid in ["doesnotexist1", "x", "../../etc", "{a}b" * 5]:
         with pytest.raises(GameNotFound):

@@ -80,7 +80,7 @@ class Game(MethodView):
     @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:
         """The game view; with a seat token it includes that seat's hand."""
-        g = load_game(game_id)
+        g = load_game(game_id, view=True)
         return not_modified(g.record.version) or json_response(g.view(), version=g.record.version)
 
 

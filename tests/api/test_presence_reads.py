@@ -1,0 +1,79 @@
+"""A view's presence is read with the game, in the load's round trip, when this process's copy
+of it is due: a move at a person's pace costs two round trips (the load and the
+compare-and-set), not three."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+
+from service.api.presence import READ_EVERY_MS
+
+from .conftest import Game, dealt_game
+
+
+@pytest.fixture()
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], int]]:
+    """How many times this thread has sent Redis commands since the fixture began: each send
+    of a command or of a whole pipeline is one round trip (redis-py sends a pipeline at once)."""
+    me = threading.get_ident()
+    sent = [0]
+    real = redis.connection.AbstractConnection.send_packed_command
+
+    def counted(self: Any, command: Any, check_health: bool = True) -> None:
+        if threading.get_ident() == me:
+            sent[0] += 1
+        real(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counted)
+    yield lambda: sent[0]
+
+
+def presence_due() -> None:
+    time.sleep(READ_EVERY_MS / 1000 + 0.1)  # this process's copy of the presence is stale
+
+
+def present(body: dict[str, Any]) -> list[bool]:
+    return [player["present"] for player in body["players"]]
+
+
+def test_a_move_reads_presence_with_its_game(
+    client: FlaskClient, round_trips: Callable[[], int]
+) -> None:
+    game: Game = dealt_game(client)
+    turn = game.view()["turn"]
+    other = (turn + 1) % 3
+    game.view(game.seats[other])  # that seat is at the table; the third one never came
+    move = game.legal(turn)[0]
+    presence_due()
+    before = round_trips()
+    played = game.move(turn, move)
+    assert played.status_code == 200, played.json
+    # The load (with the presence hash) and the compare-and-set (with the mover's mark).
+    assert round_trips() - before == 2
+    expected = [False] * 3
+    expected[turn] = expected[other] = True
+    assert present(played.json) == expected
+
+
+def test_a_view_reads_presence_with_its_game_and_only_when_due(
+    client: FlaskClient, round_trips: Callable[[], int]
+) -> None:
+    game = dealt_game(client)
+    presence_due()
+    before = round_trips()
+    assert present(game.view()) == [False] * 3  # a public reader is nobody's seat
+    assert round_trips() - before == 1
+    assert present(game.view(game.seats[0]))[0] is True  # seat 0 comes to the table
+    # Within the second, this process's copy stands: no read, so seat 0 is not seen yet.
+    assert present(game.view()) == [False] * 3
+    presence_due()
+    before = round_trips()
+    assert present(game.view()) == [True, False, False]
+    assert round_trips() - before == 1
