@@ -30,7 +30,9 @@ _MEMORY = 4096  # games remembered per process, oldest forgotten first
 
 _lock = threading.Lock()
 _marked: dict[tuple[str, int], int] = {}
-_read: dict[str, tuple[int, dict[bytes, bytes]]] = {}  # game -> (read at, its presence hash)
+# A game's presence as read: when, its hash, and the seats present then (made once per read).
+_Read = tuple[int, dict[bytes, bytes], list[bool] | None]
+_read: dict[str, _Read] = {}
 
 
 def now_ms() -> int:
@@ -76,23 +78,28 @@ def read_due(game_id: str) -> bool:
     return known is None or now_ms() - known[0] >= READ_EVERY_MS
 
 
-def remember(game_id: str, fields: dict[bytes, bytes]) -> None:
+def remember(game_id: str, fields: dict[bytes, bytes]) -> _Read:
     """Keep the game's presence hash as just read."""
+    entry: _Read = (now_ms(), fields, None)
     with _lock:
-        _read[game_id] = (now_ms(), fields)
+        _read[game_id] = entry
         _trim(_read)
+    return entry
 
 
 def present(game_id: str, seats: int) -> list[bool]:
-    now = now_ms()
+    """The seats present, as of this process's last read (a shared list: copy to change it)."""
     with _lock:
         known = _read.get(game_id)
-    if known is None or now - known[0] >= READ_EVERY_MS:
+    if known is None or now_ms() - known[0] >= READ_EVERY_MS:
         (fields,) = store().presence.of_games([game_id])
-        remember(game_id, fields)
-    else:
-        fields = known[1]
-    return present_seats(fields, seats, now, settings().presence_seconds * 1000)
+        known = remember(game_id, fields)
+    at, fields, found = known
+    if found is None or len(found) != seats:
+        found = present_seats(fields, seats, at, settings().presence_seconds * 1000)
+        with _lock:
+            _read[game_id] = (at, fields, found)
+    return found
 
 
 def _trim(memory: dict[Any, Any]) -> None:

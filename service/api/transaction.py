@@ -94,7 +94,7 @@ class Loaded:
         moves = rules.turn_moves(self.state, self.role)
         if moves is not None:
             body["legal_moves"] = [move.to_json() for move in moves]
-        seats = present(self.record.game_id, self.state.n_players)
+        seats = list(present(self.record.game_id, self.state.n_players))  # a shared list
         if self.seat is not None:
             seats[self.seat] = True  # the caller is at the table; its mark may be on its way
         return table_view(body, self.table, seats)
