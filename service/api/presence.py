@@ -29,7 +29,7 @@ READ_EVERY_MS = 1000
 _MEMORY = 4096  # games remembered per process, oldest forgotten first
 
 _lock = threading.Lock()
-_marked: dict[tuple[str, int], int] = {}
+_marked: dict[tuple[str, int | str], int] = {}
 # A game's presence as read: when, its hash, and the seats present then (made once per read).
 _Read = tuple[int, dict[bytes, bytes], list[bool] | None]
 _read: dict[str, _Read] = {}
@@ -42,21 +42,16 @@ def now_ms() -> int:
 log = logging.getLogger(__name__)
 
 
-def mark_seen(game_id: str, seat: int) -> None:
-    now = mark_due(game_id, seat)
-    if now is not None:
-        store().presence.seen(game_id, seat, now)
-
-
-def mark_due(game_id: str, seat: int) -> int | None:
-    """The time to mark ``seat`` seen at, when this process has not marked it lately (the
-    caller then writes the mark: with a change it stores, or with ``mark_alone``); else None."""
+def mark_due(game_id: str, who: int | str) -> int | None:
+    """The time to mark ``who`` seen at, when this process has not marked it lately; else
+    None. ``who``: a seat (its mark then rides in the change stored, or ``mark_alone`` writes
+    it), or a token, whose seat the game's read marks before the seat is known here."""
     now = now_ms()
     every = min(MARK_EVERY_MS, settings().presence_seconds * 1000 // 3)
     with _lock:
-        if now - _marked.get((game_id, seat), 0) < every:
+        if now - _marked.get((game_id, who), 0) < every:
             return None
-        _marked[(game_id, seat)] = now
+        _marked[(game_id, who)] = now
         _trim(_marked)
     return now
 

@@ -54,7 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_alone, mark_due, mark_seen, present, read_due, remember
+from .presence import mark_alone, mark_due, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -439,20 +439,19 @@ def load_game(
     ``query``: the token may come as the ``access_token`` parameter. ``scope``: the secret
     that keys a tokenless caller's Idempotency-Key (a join's invite). ``cost``: the request's
     weight against the rate limit (the work of several requests counts as several).
-    ``mark``: mark a seat's presence now (a transaction marks it with its change instead).
+    ``mark``: mark a seat's presence, in the read (a transaction marks it with its change).
     ``view``: the answer shows the game view, so the read brings the presence hash when this
     process's copy of it is due (:func:`present` then needs no round trip of its own)."""
     token = _token(need, query)
     key = request_idempotency_key() if mutating else None
     owner = token if scope is None else scope
-    record = _read(game_id, token, key, owner, cost, view and read_due(game_id))
+    seen = mark_due(game_id, token) if mark and token is not None else None
+    record = _read(game_id, token, key, owner, cost, view and read_due(game_id), seen)
     _check_rate(record, token)
     role = _role(record, token, need)
     if record.kept is not None:
         raise IdempotentReplay(record.kept)
     g = _loaded(record, role, token, key)
-    if mark and role.seat is not None:
-        mark_seen(game_id, role.seat)
     g.scope = owner
     g.if_match = check_if_match(g.record.version) if mutating else False
     return g
@@ -490,11 +489,23 @@ def _token(need: RoleKind | None, query: bool) -> str | None:
 
 
 def _read(
-    game_id: str, token: str | None, key: str | None, scope: str | None, cost: int, seen: bool
+    game_id: str,
+    token: str | None,
+    key: str | None,
+    scope: str | None,
+    cost: int,
+    presence: bool,
+    seen: int | None,
 ) -> GameRecord:
     try:
         record = store().load(
-            game_id, token=token, idempotency_key=key, scope=scope, cost=cost, presence=seen
+            game_id,
+            token=token,
+            idempotency_key=key,
+            scope=scope,
+            cost=cost,
+            presence=presence,
+            seen=seen,
         )
     except GameNotFound:
         raise not_found(game_id) from None

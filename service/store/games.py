@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis
@@ -179,6 +179,16 @@ class Change:
         if self.rematch:
             out += [b"rm", self.rematch]
         return out
+
+
+@dataclass
+class _Read:
+    """What one read brought back: the game's fields, and what rode with them."""
+
+    fields: dict[bytes, bytes]
+    presence: dict[bytes, bytes] | None = None
+    kept: bytes | None = None
+    rate: list[Any] = field(default_factory=lambda: [0, 0])  # the counter's (count, seconds left)
 
 
 @dataclass(frozen=True)
@@ -349,51 +359,72 @@ class GameStore:
         scope: str | None = None,
         cost: int = 1,
         presence: bool = False,
+        seen: int | None = None,
     ) -> GameRecord:
         """The game's record in one round trip; with a key, also any response kept for it.
         ``scope``: the caller's secret that keys its kept responses when it sends no token (a
         join's invite); ``cost``: what the request counts against the rate limit;
-        ``presence``: also the game's presence hash (``GameRecord.presence``)."""
+        ``presence``: also the game's presence hash (``GameRecord.presence``); ``seen``: a
+        time (ms) to mark the seat of ``token`` seen at, if it is a seat's token."""
         if not keys.valid_game_id(game_id):
             raise GameNotFound(game_id)
-        gkey = keys.game_key(game_id)
         owner = token if scope is None else scope
-        kept_raw: Any = None
-        rate: list[Any] = [0, 0]
-        count_rate = self.rate_window > 0 and token is not None
-        keyed = idempotency_key is not None and owner is not None
-        seen: Any = None
-        if count_rate or keyed or presence:
-            # Still one round trip: the game, the kept response, the presence hash and the rate
-            # counter together.
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hgetall(gkey)
-            if presence:
-                pipe.hgetall(keys.presence_key(game_id))
-            if keyed:
-                pipe.get(keys.idem_key(game_id, owner or "", idempotency_key or ""))
-            if count_rate and token is not None:
-                # EVAL sent as a raw command: a cluster pipeline neither loads scripts for
-                # EVALSHA nor offers eval(), yet routes EVAL by its key.
-                rkey = keys.rate_key(game_id, token)
-                pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, rkey, self.rate_window, cost)
-            replies = pipe.execute()
-            fields = replies[0]
-            if presence:
-                seen = replies[1]
-            if keyed:
-                kept_raw = replies[2 if presence else 1]
-            if count_rate:
-                rate = replies[-1]
+        idem = None
+        if idempotency_key is not None and owner is not None:
+            idem = keys.idem_key(game_id, owner, idempotency_key)
+        counter = None
+        if self.rate_window > 0 and token is not None:
+            counter = keys.rate_key(game_id, token)
+        mark = None if seen is None or token is None else (hash_token(token), seen)
+        if idem is not None or counter is not None or presence or mark is not None:
+            read = self._read_with(game_id, idem, counter, cost, presence, mark)
         else:
-            fields = self.direct.hgetall(gkey)
-        if not fields or b"v" not in fields:
+            read = _Read(self.direct.hgetall(keys.game_key(game_id)))
+        if not read.fields or b"v" not in read.fields:
             raise GameNotFound(game_id)
         kept = None
-        if kept_raw:
-            kept = KeptResponse.decode(kept_raw, seal_key(owner or "", idempotency_key or ""))
-        reset = max(int(rate[1]), 1) if rate[0] else 0
-        return _record(game_id, fields, kept, int(rate[0]), reset, seen)
+        if read.kept:
+            kept = KeptResponse.decode(read.kept, seal_key(owner or "", idempotency_key or ""))
+        count = int(read.rate[0])
+        reset = max(int(read.rate[1]), 1) if count else 0
+        return _record(game_id, read.fields, kept, count, reset, read.presence)
+
+    def _read_with(
+        self,
+        game_id: str,
+        idem: str | None,
+        counter: str | None,
+        cost: int,
+        presence: bool,
+        mark: tuple[bytes, int] | None,
+    ) -> _Read:
+        """The game and what rides with it (its presence hash, a seat's mark, the response
+        kept under ``idem``, the rate ``counter``) in one pipeline: one round trip."""
+        gkey, pkey = keys.game_key(game_id), keys.presence_key(game_id)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(gkey)
+        if presence:
+            pipe.hgetall(pkey)
+        # The scripts are sent as raw EVAL: a cluster pipeline neither loads scripts for
+        # EVALSHA nor offers eval(), yet routes EVAL by its key.
+        if mark is not None:
+            args = (*mark, PRESENCE_KEEP_SECONDS)
+            pipe.execute_command("EVAL", scripts.MARK_SEAT_SEEN, 2, gkey, pkey, *args)
+        if idem is not None:
+            pipe.get(idem)
+        if counter is not None:
+            pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, counter, self.rate_window, cost)
+        replies = iter(pipe.execute())
+        read = _Read(next(replies))
+        if presence:
+            read.presence = next(replies)
+        if mark is not None:
+            next(replies)  # the seat marked, or -1
+        if idem is not None:
+            read.kept = next(replies)
+        if counter is not None:
+            read.rate = next(replies)
+        return read
 
     def save(
         self,

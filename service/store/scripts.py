@@ -83,6 +83,28 @@ end
 return {n, ttl}
 """
 
+# KEYS[1] = game hash  KEYS[2] = the game's presence hash
+# ARGV[1] = the caller's token digest  ARGV[2] = now (ms)
+# ARGV[3] = how long the presence hash outlives the mark (seconds)
+# Marks the seat whose token digest this is (its field ``r<seat>``), read with the game in the
+# same pipeline: the caller does not know its seat before the read. A host's, a table's or a
+# stranger's digest marks nothing. Digests, not tokens, are compared: equal prefixes tell
+# nothing of a token. Returns the seat marked, or -1.
+MARK_SEAT_SEEN = """
+local seats = redis.call('HGET', KEYS[1], 't')
+if not seats then return -1 end
+local size = #ARGV[1]
+if size == 0 then return -1 end
+for i = 0, math.floor(#seats / size) - 1 do
+  if string.sub(seats, i * size + 1, (i + 1) * size) == ARGV[1] then
+    redis.call('HSET', KEYS[2], 'r' .. i, ARGV[2])
+    redis.call('EXPIRE', KEYS[2], ARGV[3])
+    return i
+  end
+end
+return -1
+"""
+
 # KEYS[1] = the due-time sorted set  KEYS[2] = the job stream
 # ARGV[1] = now (ms)  ARGV[2] = at most this many  ARGV[3] = the stream's approximate length cap
 # Moves every game whose due time has come into the job stream, in one atomic step (a game is

@@ -1,6 +1,7 @@
-"""A view's presence is read with the game, in the load's round trip, when this process's copy
-of it is due: a move at a person's pace costs two round trips (the load and the
-compare-and-set), not three."""
+"""Presence rides in the round trips a request makes anyway. A view's presence is read with the
+game, in the load's pipeline, when this process's copy of it is due, and a seat's read marks
+the seat there too: a move at a person's pace costs two round trips (the load and the
+compare-and-set), not three, and its legal moves one, not two."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import redis
 from flask.testing import FlaskClient
 
 from service.api.presence import READ_EVERY_MS
+from service.store.keys import presence_key
 
-from .conftest import Game, dealt_game
+from .conftest import Game, bearer, dealt_game
 
 
 @pytest.fixture()
@@ -77,3 +79,19 @@ def test_a_view_reads_presence_with_its_game_and_only_when_due(
     before = round_trips()
     assert present(game.view()) == [True, False, False]
     assert round_trips() - before == 1
+
+
+def test_a_seats_read_marks_it_in_the_same_round_trip(
+    client: FlaskClient, round_trips: Callable[[], int], redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    turn = game.view()["turn"]
+    assert redis_client.hgetall(presence_key(game.id)) == {}  # the host's deal marks nobody
+    before = round_trips()
+    game.legal(turn)
+    assert round_trips() - before == 1
+    assert set(redis_client.hgetall(presence_key(game.id))) == {f"r{turn}".encode()}
+    # A token of no seat marks nothing (and is refused).
+    stranger = client.get(game.url + "/legal-moves", headers=bearer("not-a-token"))
+    assert stranger.status_code == 401
+    assert set(redis_client.hgetall(presence_key(game.id))) == {f"r{turn}".encode()}

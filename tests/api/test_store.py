@@ -89,6 +89,31 @@ def test_a_load_brings_the_presence_hash_in_the_same_round_trip_when_asked(
     assert (rec.kept, rec.presence, rec.rate_count) == (kept, {b"r0": b"777"}, 1)
 
 
+def test_a_load_marks_the_seat_of_its_token_in_the_same_round_trip(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    host, seats = new_token(), [new_token() for _ in range(3)]
+    gid = gs.create(b"s1", host, [hash_token(t) for t in seats], [b"r1"])
+    for token in (host, new_token()):  # the host and a stranger are nobody's seat
+        assert gs.load(gid, token=token, seen=5).version == 1
+    assert redis_client.hgetall(K.presence_key(gid)) == {}
+    rec = gs.load(gid, token=seats[2], seen=777, presence=True)
+    assert rec.presence == {}  # read before the mark, in the same pipeline
+    assert redis_client.hgetall(K.presence_key(gid)) == {b"r2": b"777"}
+    assert 0 < redis_client.ttl(K.presence_key(gid)) <= PRESENCE_KEEP_SECONDS
+    # With everything else that rides in the read.
+    kept = KeptResponse(200, b'{"version":2}')
+    gs.save(gid, 1, Change(b"s2", [b"r2"]), kept=kept, token=seats[0], idempotency_key="k")
+    counted = GameStore(gs.client, game_ttl=1000, idem_ttl=500, rate_window=60)
+    rec = counted.load(gid, token=seats[0], idempotency_key="k", presence=True, seen=888)
+    assert (rec.version, rec.kept, rec.rate_count) == (2, kept, 1)
+    assert rec.presence == {b"r2": b"777"}
+    assert redis_client.hgetall(K.presence_key(gid)) == {b"r2": b"777", b"r0": b"888"}
+    with pytest.raises(GameNotFound):
+        gs.load("nosuchgame12", token=seats[0], seen=1)
+    assert not redis_client.exists(K.presence_key("nosuchgame12"))
+
+
 def test_unknown_and_malformed_ids(gs: GameStore) -> None:
     for gid in ["doesnotexist1", "x", "../../etc", "{a}b" * 5]:
         with pytest.raises(GameNotFound):
