@@ -29,7 +29,7 @@ READ_EVERY_MS = 1000
 _MEMORY = 4096  # games remembered per process, oldest forgotten first
 
 _lock = threading.Lock()
-_marked: dict[tuple[str, int | str], int] = {}
+_marked: dict[tuple[str, int | bytes], int] = {}
 # A game's presence as read: when, its hash, and the seats present then (made once per read).
 _Read = tuple[int, dict[bytes, bytes], list[bool] | None]
 _read: dict[str, _Read] = {}
@@ -42,10 +42,11 @@ def now_ms() -> int:
 log = logging.getLogger(__name__)
 
 
-def mark_due(game_id: str, who: int | str) -> int | None:
+def mark_due(game_id: str, who: int | bytes) -> int | None:
     """The time to mark ``who`` seen at, when this process has not marked it lately; else
     None. ``who``: a seat (its mark then rides in the change stored, or ``mark_alone`` writes
-    it), or a token, whose seat the game's read marks before the seat is known here."""
+    it), or a token's digest, whose seat the game's read marks before the seat is known here
+    (a digest: a token is not kept in memory past its request)."""
     now = now_ms()
     every = min(MARK_EVERY_MS, settings().presence_seconds * 1000 // 3)
     with _lock:

@@ -445,7 +445,7 @@ def load_game(
     token = _token(need, query)
     key = request_idempotency_key() if mutating else None
     owner = token if scope is None else scope
-    seen = mark_due(game_id, token) if mark and token is not None else None
+    seen = mark_due(game_id, hash_token(token)) if mark and token is not None else None
     record = _read(game_id, token, key, owner, cost, view and read_due(game_id), seen)
     _check_rate(record, token)
     role = _role(record, token, need)

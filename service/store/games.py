@@ -12,9 +12,9 @@ Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`)
 - ``mt:{<id>}:idem:<sha256(token, Idempotency-Key)>`` string: the first response to a keyed
   request, ``b"<status>" + body``. TTL: ``min(idem_ttl, the game's TTL)``.
 
-A read is one round trip (HGETALL, plus GET of the idempotency key and HGETALL of the presence
-hash in the same pipeline when asked for); a write is one EVALSHA. The store knows nothing of
-HTTP or of the rules: it keeps bytes.
+A read is one round trip: HGETALL, and in the same pipeline when asked for, GET of the
+idempotency key, the rate counter, the presence hash and a seat's presence mark. A write is one
+EVALSHA. The store knows nothing of HTTP or of the rules: it keeps bytes.
 """
 
 from __future__ import annotations
