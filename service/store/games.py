@@ -403,23 +403,23 @@ class GameStore:
         gkey, pkey = keys.game_key(game_id), keys.presence_key(game_id)
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(gkey)
-        if presence:
-            pipe.hgetall(pkey)
         # The scripts are sent as raw EVAL: a cluster pipeline neither loads scripts for
         # EVALSHA nor offers eval(), yet routes EVAL by its key.
         if mark is not None:
             args = (*mark, PRESENCE_KEEP_SECONDS)
             pipe.execute_command("EVAL", scripts.MARK_SEAT_SEEN, 2, gkey, pkey, *args)
+        if presence:  # after the mark: the caller's process keeps this copy a while
+            pipe.hgetall(pkey)
         if idem is not None:
             pipe.get(idem)
         if counter is not None:
             pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, counter, self.rate_window, cost)
         replies = iter(pipe.execute())
         read = _Read(next(replies))
-        if presence:
-            read.presence = next(replies)
         if mark is not None:
             next(replies)  # the seat marked, or -1
+        if presence:
+            read.presence = next(replies)
         if idem is not None:
             read.kept = next(replies)
         if counter is not None:

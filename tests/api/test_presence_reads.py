@@ -95,3 +95,12 @@ def test_a_seats_read_marks_it_in_the_same_round_trip(
     stranger = client.get(game.url + "/legal-moves", headers=bearer("not-a-token"))
     assert stranger.status_code == 401
     assert set(redis_client.hgetall(presence_key(game.id))) == {f"r{turn}".encode()}
+
+
+def test_a_seats_read_is_seen_by_the_views_that_follow_it(client: FlaskClient) -> None:
+    """The read that marks a seat and brings the presence hash marks it first: the copy this
+    process then keeps for a second holds the mark, so others' views show the seat present."""
+    game = dealt_game(client)
+    presence_due()
+    assert present(game.view(game.seats[1]))[1] is True  # its read marks it, then reads
+    assert present(game.view()) == [False, True, False]  # a public view, within the second

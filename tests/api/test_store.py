@@ -98,7 +98,7 @@ def test_a_load_marks_the_seat_of_its_token_in_the_same_round_trip(
         assert gs.load(gid, token=token, seen=5).version == 1
     assert redis_client.hgetall(K.presence_key(gid)) == {}
     rec = gs.load(gid, token=seats[2], seen=777, presence=True)
-    assert rec.presence == {}  # read before the mark, in the same pipeline
+    assert rec.presence == {b"r2": b"777"}  # read after the mark, in the same pipeline
     assert redis_client.hgetall(K.presence_key(gid)) == {b"r2": b"777"}
     assert 0 < redis_client.ttl(K.presence_key(gid)) <= PRESENCE_KEEP_SECONDS
     # With everything else that rides in the read.
@@ -107,7 +107,7 @@ def test_a_load_marks_the_seat_of_its_token_in_the_same_round_trip(
     counted = GameStore(gs.client, game_ttl=1000, idem_ttl=500, rate_window=60)
     rec = counted.load(gid, token=seats[0], idempotency_key="k", presence=True, seen=888)
     assert (rec.version, rec.kept, rec.rate_count) == (2, kept, 1)
-    assert rec.presence == {b"r2": b"777"}
+    assert rec.presence == {b"r2": b"777", b"r0": b"888"}
     assert redis_client.hgetall(K.presence_key(gid)) == {b"r2": b"777", b"r0": b"888"}
     with pytest.raises(GameNotFound):
         gs.load("nosuchgame12", token=seats[0], seen=1)
