@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from service.store.presence import present_seats
+from service.store.presence import present_seats, request_field
 
 from .config import settings
 from .store_access import store
@@ -64,6 +64,18 @@ def mark_alone(game_id: str, seat: int, now: int) -> None:
         store().presence.seen(game_id, seat, now)
     except redis.RedisError as err:
         log.info("presence of %s not written: %s", game_id, err)
+    else:
+        marked(game_id, seat, now)
+
+
+def marked(game_id: str, seat: int, now: int) -> None:
+    """A mark this process wrote after its last read of the game's presence: its copy holds
+    the mark too, so its views show the seat present until the next read."""
+    field = request_field(seat).encode()
+    with _lock:
+        known = _read.get(game_id)
+        if known is not None:
+            _read[game_id] = (known[0], {**known[1], field: str(now).encode()}, None)
 
 
 def read_due(game_id: str) -> bool:

@@ -54,7 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_alone, mark_due, present, read_due, remember
+from .presence import mark_alone, mark_due, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -230,6 +230,8 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             dealt=ever_dealt(g.state),
             seen=g.seen,
         )
+        if g.seen is not None:
+            marked(g.record.game_id, *g.seen)
         g.seen = None  # stored with the change
     except VersionConflict as conflict:
         raise _Refused(conflict.current) from None

@@ -14,6 +14,8 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
+from devstack.redis_server import RedisServer
+from service.api.app import create_app
 from service.api.presence import READ_EVERY_MS
 from service.store.keys import presence_key
 
@@ -104,3 +106,21 @@ def test_a_seats_read_is_seen_by_the_views_that_follow_it(client: FlaskClient) -
     presence_due()
     assert present(game.view(game.seats[1]))[1] is True  # its read marks it, then reads
     assert present(game.view()) == [False, True, False]  # a public view, within the second
+
+
+def test_a_mark_this_process_writes_is_in_its_copy_of_the_presence(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    """A move's mark rides in its compare-and-set, after the read: the process's copy of the
+    presence takes it too, so its views show the mover present without another read."""
+    app = create_app({"REDIS_URL": redis_server.url, "PRESENCE_SECONDS": 2})
+    game = dealt_game(app.test_client())
+    turn = game.view()["turn"]
+    move = game.legal(turn)[0]  # marks the seat...
+    time.sleep(2.2)  # ...and the mark lapses; this process's copy of the presence is due
+    assert present(game.view()) == [False] * 3  # read now: nobody within the window
+    played = game.move(turn, move)  # within the second: no read, the mark in its CAS
+    assert played.status_code == 200, played.json
+    expected = [False] * 3
+    expected[turn] = True
+    assert present(game.view()) == expected
