@@ -78,12 +78,17 @@ def marked(game_id: str, seat: int, now: int) -> None:
             _read[game_id] = (known[0], {**known[1], field: str(now).encode()}, None)
 
 
+def _fresh(game_id: str) -> _Read | None:
+    """This process's copy of the game's presence, unless it is due to be read again."""
+    with _lock:
+        known = _read.get(game_id)
+    return None if known is None or now_ms() - known[0] >= READ_EVERY_MS else known
+
+
 def read_due(game_id: str) -> bool:
     """Whether this process should read the game's presence again: a load that asks for it
     reads it in its own round trip (``remember`` then keeps it), sparing ``present`` one."""
-    with _lock:
-        known = _read.get(game_id)
-    return known is None or now_ms() - known[0] >= READ_EVERY_MS
+    return _fresh(game_id) is None
 
 
 def remember(game_id: str, fields: dict[bytes, bytes]) -> _Read:
@@ -97,9 +102,8 @@ def remember(game_id: str, fields: dict[bytes, bytes]) -> _Read:
 
 def present(game_id: str, seats: int) -> list[bool]:
     """The seats present, as of this process's last read (a shared list: copy to change it)."""
-    with _lock:
-        known = _read.get(game_id)
-    if known is None or now_ms() - known[0] >= READ_EVERY_MS:
+    known = _fresh(game_id)
+    if known is None:
         (fields,) = store().presence.of_games([game_id])
         known = remember(game_id, fields)
     at, fields, found = known

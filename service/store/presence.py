@@ -25,7 +25,8 @@ STREAM_STALE_MS = 45_000
 
 
 def request_field(seat: int) -> str:
-    """The field that holds the time of ``seat``'s last request."""
+    """The field that holds the time of ``seat``'s last request (``scripts.MARK_SEAT_SEEN``
+    names it the same way in Lua, where the seat is found)."""
     return f"r{seat}"
 
 
