@@ -41,7 +41,7 @@ from pathlib import Path
 from bench.hard_decisions import harness_seats, play_harness
 from service.bots.base import canonical
 from service.bots.hard import MOVES, HardBot, policy
-from service.bots.planner import Weights, _LaterTurn, hand_of
+from service.bots.planner import hand_of, later_turn_score
 from service.rules import GameState, Move, Status, View, apply, legal_moves
 from service.rules.engine import hand_points
 from service.tournament.stats import wilson
@@ -108,8 +108,7 @@ class Seeing(HardBot):
     def shortlist(self, view: View, moves: list[Move]) -> list[Move]:
         if self.variant is not Variant.TOPK or len(moves) <= TOP:
             return moves
-        hand = hand_of(view)
-        score = _LaterTurn.of(view, view.seat, hand, view.ends[view.seat], Weights()).score
+        score = later_turn_score(view, view.seat, hand_of(view))
         return sorted(moves, key=score, reverse=True)[:TOP]
 
     def choose(self, view: View, moves: list[Move]) -> Move:

@@ -14,7 +14,7 @@ player must follow it) of :func:`evaluate` on the hand it leaves.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -226,6 +226,14 @@ def _opening(
 
 
 _PLANNER_WEIGHTS = Weights()
+
+
+def later_turn_score(
+    table: Table, seat: int, hand: list[TileT], w: Weights = _PLANNER_WEIGHTS
+) -> Callable[[Move], float]:
+    """How the planner rates each play of a later turn for ``seat`` holding ``hand`` (higher
+    is better): what :func:`decide` takes the best of, for a caller that ranks them."""
+    return _LaterTurn.of(table, seat, hand, table.ends[seat], w).score
 
 
 def planner_move(
