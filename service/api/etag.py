@@ -35,6 +35,10 @@ STALE_CODE = Problem.STALE_VERSION
 
 # One entity tag of a list: optional W/ prefix, then a quoted opaque string.
 _ETAG_RE = re.compile(r'\s*(W/)?"([\x21\x23-\x7e]*)"\s*')
+# The opaque part of a tag this service makes: a version as ``format_etag`` writes it. Tags
+# compare as strings, so ``"07"`` names no version; and a number past 19 digits is none either
+# (``int`` of thousands of digits raises).
+_VERSION_TAG_RE = re.compile(r"0|[1-9][0-9]{0,18}")
 
 # OpenAPI documentation of the headers above.
 ETAG_HEADER: dict[str, Any] = {
@@ -104,7 +108,7 @@ def if_match_version() -> int | None:
         tags = parse_etags(header)
     except ApiError:
         return None
-    if tags is None or len(tags) != 1 or tags[0][0] or not tags[0][1].isdigit():
+    if tags is None or len(tags) != 1 or tags[0][0] or not _VERSION_TAG_RE.fullmatch(tags[0][1]):
         return None
     return int(tags[0][1])
 

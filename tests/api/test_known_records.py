@@ -72,3 +72,24 @@ def test_a_token_revoked_behind_a_known_copy_is_refused_as_unknown(
     assert r.status_code == 401, r.json
     assert r.json["code"] == "invalid_token"
     assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == moved
+
+
+def test_a_tag_that_names_the_known_version_only_as_a_number_is_stale_as_on_a_read(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    # Tags compare as strings: "02" is not the tag of version 2, on any process.
+    game, seat, move, version, _ = known_turn(client)
+    r = game.move(seat, move, **{"If-Match": f'"0{version}"'})
+    assert r.status_code == 412, r.json
+    assert (r.json["code"], r.json["version"]) == (STALE_CODE, version)
+    assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version
+
+
+def test_a_tag_of_thousands_of_digits_is_stale_not_an_error(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game, seat, move, version, _ = known_turn(client)
+    r = game.move(seat, move, **{"If-Match": '"' + "9" * 5000 + '"'})
+    assert r.status_code == 412, r.json
+    assert r.json["code"] == STALE_CODE
+    assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version
