@@ -33,6 +33,10 @@ return 1
 # version} the version moved on (lost race or stale If-Match); {-1} the game is gone; {2, kept
 # response} a request with the same Idempotency-Key applied first; {3, current version} the log
 # would grow past its cap. Nothing is written unless {1, ...}.
+# A change that sets the seat token digests (field ``t``, 32 bytes a seat) drops the presence
+# fields of every seat whose digest it changes (``r<seat>``, ``t<seat>:<stream>``): a seat's
+# new occupant, or its bot, is not present because the one before was. The change's own mark
+# is written after, so a seat taken by the request that marks it stays marked.
 # An applied change is published (SPUBLISH: a sharded channel, heard on the game's shard only)
 # as ``"<game id> <version> "`` followed by the change's log records, each as
 # ``<length>:<bytes>`` (service/store/wakeup.py reads it): readers that hold the game's log up
@@ -49,12 +53,30 @@ if cur ~= ARGV[1] then return {0, tonumber(cur)} end
 local last = 9 + 2 * tonumber(ARGV[3])
 local new = tonumber(cur) + #ARGV - last
 if new > tonumber(ARGV[6]) then return {3, tonumber(cur)} end
+local seats
+for i = 10, last - 1, 2 do
+  if ARGV[i] == 't' then seats = ARGV[i + 1] end
+end
+local before = seats and redis.call('HGET', KEYS[1], 't')
 redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 10, last))
 if #ARGV > last then redis.call('RPUSH', KEYS[2], unpack(ARGV, last + 1)) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 if KEYS[5] then
   redis.call('SET', KEYS[5], ARGV[4], 'EX', ARGV[5])
+end
+if seats then
+  local changed = {}
+  for s = 0, math.floor(#seats / 32) - 1 do
+    local at = s * 32 + 1
+    if not before or string.sub(before, at, at + 31) ~= string.sub(seats, at, at + 31) then
+      changed[s] = true
+    end
+  end
+  for _, field in ipairs(redis.call('HKEYS', KEYS[4])) do
+    local seat = string.match(field, '^[rt](%d+)')
+    if seat and changed[tonumber(seat)] then redis.call('HDEL', KEYS[4], field) end
+  end
 end
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[7], ARGV[8])

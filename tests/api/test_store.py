@@ -17,6 +17,7 @@ from service.store import (
     VersionConflict,
 )
 from service.store import keys as K
+from service.store.games import NO_TOKEN
 from service.store.presence import KEEP_SECONDS as PRESENCE_KEEP_SECONDS
 from service.store.tokens import hash_token, new_token
 from service.store.wakeup import Wakeup, parse_wakeup
@@ -66,6 +67,25 @@ def test_a_stored_change_marks_the_callers_presence_in_the_same_step(
         gs.save(gid, 1, Change(b"lost", [b"r2"]), seen=(0, 99999))
     assert gs.save(gid, 2, Change(b"s3", [b"r3"])) == 3
     assert redis_client.hgetall(K.presence_key(gid)) == {b"r1": b"12345"}
+
+
+def test_a_change_of_seat_tokens_drops_the_presence_of_the_seats_it_changes(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    digests = [hash_token(new_token()) for _ in range(3)]
+    gid = gs.create(b"s1", new_token(), digests, [b"r1"])
+    key = K.presence_key(gid)
+    redis_client.hset(key, mapping={"r0": 1, "r1": 2, "t1:a": 3, "t1:b": 4, "r2": 5, "t2:c": 6})
+    # Seat 1 changes hands and its new occupant's request marks it in the same step; seat 0
+    # keeps its token, seat 2 goes to a bot.
+    changed = [digests[0], hash_token(new_token()), NO_TOKEN]
+    assert gs.save(gid, 1, Change(b"s2", [b"r2"], seat_digests=changed), seen=(1, 777)) == 2
+    assert redis_client.hgetall(key) == {b"r0": b"1", b"r1": b"777"}
+    # A change that leaves every token as it was drops nothing.
+    redis_client.hset(key, "t0:d", 8)
+    assert gs.save(gid, 2, Change(b"s3", [b"r3"], seat_digests=changed)) == 3
+    assert gs.save(gid, 3, Change(b"s4", [b"r4"])) == 4
+    assert redis_client.hgetall(key) == {b"r0": b"1", b"r1": b"777", b"t0:d": b"8"}
 
 
 def test_a_load_brings_the_presence_hash_in_the_same_round_trip_when_asked(

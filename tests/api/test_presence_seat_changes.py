@@ -1,0 +1,35 @@
+"""A seat's presence belongs to whoever holds it: a change of occupant drops what the one
+before left in the game's presence hash."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from flask.testing import FlaskClient
+
+from service.api.presence import READ_EVERY_MS
+from service.store.keys import presence_key
+from service.store.presence import Presence
+
+from .conftest import bearer, dealt_game
+
+
+def fields(r: redis.Redis, game_id: str) -> set[str]:
+    return {f.decode() for f in r.hkeys(presence_key(game_id))}
+
+
+def test_a_seat_given_to_someone_else_loses_its_presence_and_the_others_keep_theirs(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    game.view(game.seats[1])
+    game.view(game.seats[2])
+    Presence(redis_client).streaming(game.id, 1, "s1", 1)  # a stream of seat 1's occupant
+    assert {"r1", "r2", "t1:s1"} <= fields(redis_client, game.id)
+    r = client.put(f"{game.url}/seats/1", json={"open": True}, headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    assert fields(redis_client, game.id) == {"r2"}
+    time.sleep(READ_EVERY_MS / 1000 + 0.1)  # this process's copy of the presence is stale
+    players = client.get(game.url).json["players"]
+    assert [p["present"] for p in players] == [False, False, True]
