@@ -57,6 +57,14 @@ def mark_due(game_id: str, who: int | bytes) -> int | None:
     return now
 
 
+def mark_undue(game_id: str, who: int | bytes, at: int) -> None:
+    """Take back the mark ``mark_due`` gave at ``at`` and that was not written: the next
+    request of ``who`` finds it due."""
+    with _lock:
+        if _marked.get((game_id, who)) == at:
+            del _marked[(game_id, who)]
+
+
 def mark_alone(game_id: str, seat: int, now: int) -> None:
     """Write a due mark that no stored change carried; a courtesy: a failed write is logged,
     and the request's own answer stands."""

@@ -54,7 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
-from .presence import mark_alone, mark_due, marked, present, read_due, remember
+from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
 from .records import DECODED, KNOWN, table_of
@@ -153,7 +153,7 @@ def transact(
         g = _known_game(game_id, need)
         if g is not None:
             try:
-                return _apply_marked(g, decide)
+                return _apply_marked(g, decide, verified=False)
             except (ApiError, rules.RulesError, _Refused):
                 pass  # the copy may have been behind: decide again on the stored record
     for attempt in range(1, attempts + 1):
@@ -178,9 +178,12 @@ def server_moves(
     ]
 
 
-def _apply_marked(g: Loaded, decide: Decide) -> Response:
+def _apply_marked(g: Loaded, decide: Decide, *, verified: bool = True) -> Response:
     """``_apply``, with the caller's presence mark, when due, stored with the change (no
-    round trip of its own), or written alone when nothing is stored."""
+    round trip of its own), or written alone when nothing is stored. ``verified``: the
+    caller's seat was read from the store, not from a copy this process kept; a refusal
+    judged on a copy marks nothing (its token may have lost the seat since), and leaves the
+    mark due for the read that decides again."""
     seat = g.seat
     due = None if seat is None else mark_due(g.record.game_id, seat)
     g.seen = None if seat is None or due is None else (seat, due)
@@ -188,6 +191,11 @@ def _apply_marked(g: Loaded, decide: Decide) -> Response:
         return _apply(g, decide)
     except redis.RedisError:
         g.seen = None  # Redis is away: a mark would only wait for it again
+        raise
+    except (ApiError, rules.RulesError, _Refused):
+        if not verified and g.seen is not None:
+            mark_undue(g.record.game_id, *g.seen)
+            g.seen = None
         raise
     finally:
         if g.seen is not None:

@@ -1,5 +1,6 @@
 """A seat's presence belongs to whoever holds it: a change of occupant drops what the one
-before left in the game's presence hash."""
+before left in the game's presence hash, and a token that lost its seat marks nothing, even
+when the process judges its request on a copy of the game kept from before the change."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import redis
 from flask.testing import FlaskClient
 
 from service.api.presence import READ_EVERY_MS
+from service.api.records import KNOWN
 from service.store.keys import presence_key
 from service.store.presence import Presence
 
@@ -33,3 +35,21 @@ def test_a_seat_given_to_someone_else_loses_its_presence_and_the_others_keep_the
     time.sleep(READ_EVERY_MS / 1000 + 0.1)  # this process's copy of the presence is stale
     players = client.get(game.url).json["players"]
     assert [p["present"] for p in players] == [False, False, True]
+
+
+def test_a_token_revoked_behind_a_known_copy_marks_nothing(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    game = dealt_game(client)
+    view = game.view()
+    seat, version = view["turn"], view["version"]
+    move = game.legal(seat)[0]  # the read marks the seat, and this process knows the game
+    stale = KNOWN.get(game.id, version)
+    assert stale is not None
+    r = client.put(f"{game.url}/seats/{seat}", json={"bot": "random"}, headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    assert f"r{seat}" not in fields(redis_client, game.id)
+    KNOWN.keep(stale)  # as if another instance had made the change
+    r = game.move(seat, move, **{"If-Match": f'"{version}"'})
+    assert r.status_code == 401, r.json
+    assert f"r{seat}" not in fields(redis_client, game.id)
