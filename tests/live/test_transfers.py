@@ -54,6 +54,31 @@ def test_a_claimed_seat_has_a_new_token_and_the_old_one_is_cut_off(live: str) ->
     assert (again.status_code, again.json()["code"]) == (409, "transfer_used")
 
 
+def test_a_claim_retried_with_its_idempotency_key_gets_its_first_answer(live: str) -> None:
+    # The first answer is lost (the instance died, or the client's connection): the retry must
+    # bring the new token, since the old one is revoked already.
+    game = create(live, players=["ann", "bo"])
+    gid, old = game["game_id"], game["seats"][1]["token"]
+    ticket = ticket_for(live, gid, old).json()["ticket"]
+    url = f"{live}/api/v1/games/{gid}/transfers/claim"
+    key = {"Idempotency-Key": "claim-0f6a2c1e-5d4b-4e8f-9a7b-3c2d1e0f9a8b"}
+    first = send("POST", url, json={"ticket": ticket}, headers=key)
+    assert first.status_code == 201, first.text
+    again = send("POST", url, json={"ticket": ticket}, headers=key)
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    mine = requests.get(
+        f"{live}/api/v1/games/{gid}", headers=auth(first.json()["token"]), timeout=10
+    )
+    assert mine.status_code == 200 and "hand" in mine.json()
+    view = requests.get(f"{live}/api/v1/games/{gid}", headers=auth(old), timeout=10)
+    assert view.status_code == 401
+    # Another key is another claim: the ticket is spent.
+    other = send("POST", url, json={"ticket": ticket}, headers={"Idempotency-Key": "claim-other-1"})
+    assert (other.status_code, other.json()["code"]) == (409, "transfer_used")
+
+
 def test_a_ticket_of_a_seat_that_changed_hands_moves_nothing(live: str) -> None:
     game = create(live, players=["ann", "bo"])
     gid, bo = game["game_id"], game["seats"][1]["token"]

@@ -37,11 +37,13 @@ class Transfers(MethodView):
 
 @blp.route("/claim")
 class Claims(MethodView):
+    @doc(parameters=["IdempotencyKey"])
     @blp.arguments(ClaimSchema(), example={"ticket": "tt.Q2x..."})
     @responds(201, ClaimedSeatSchema)
     @problems(400, 404, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Claim a transfer ticket, once: the seat and its new token (a second claim is `409
-        transfer_used`). The old token stops working, on its open streams too."""
+        transfer_used`). The old token stops working, on its open streams too. A retry with the
+        same Idempotency-Key and body gets the same answer (kept sealed: it holds the token)."""
         return claim(game_id, body["ticket"])

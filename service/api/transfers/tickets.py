@@ -18,6 +18,7 @@ from service.store.tokens import hash_token, new_token
 from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 
 from ..codes import Problem
+from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..problems import ApiError
 from ..store_access import store
@@ -25,6 +26,9 @@ from ..transaction import Decision, Loaded, load_game, now_ms, transact, with_se
 
 #: Tickets start with this, which no token, invite or stream ticket does.
 TICKET_PREFIX = "tt."
+#: Keys a claim's Idempotency-Key by its ticket (the claimant has no token yet): only who holds
+#: the ticket finds, and can unseal, the kept answer.
+CLAIM_SCOPE = "transfer\n"
 
 
 def issue(game_id: str) -> dict[str, Any]:
@@ -42,14 +46,30 @@ def issue(game_id: str) -> dict[str, Any]:
 
 
 def claim(game_id: str, ticket: str) -> Response:
-    """Spend the ticket: the seat's new token, the old one revoked."""
+    """Spend the ticket: the seat's new token, the old one revoked. With an Idempotency-Key
+    the answer is kept (sealed: it holds the token), and a retry of a claim whose answer was
+    lost gets it, where the spent ticket alone would answer 409 and the seat's new token
+    would be lost with its old one revoked."""
     limit_address(PerAddress.JOIN)
+    scope = CLAIM_SCOPE + ticket
+    if request_idempotency_key() is not None:
+        _replay_kept(game_id, scope)
     outcome, moved = store().transfers.claim(game_id, ticket)
     if outcome is Claim.SPENT:
         raise ApiError(Problem.TRANSFER_USED, "This transfer ticket was claimed already.")
     if moved is None:
         raise gone()
-    return transact(game_id, lambda g: _moved(g, moved), keyed=False, attempts=8)
+    return transact(game_id, lambda g: _moved(g, moved), attempts=8, scope=scope)
+
+
+def _replay_kept(game_id: str, scope: str) -> None:
+    """Raise the kept answer to this claim's Idempotency-Key, if there is one, before the
+    ticket is spent (an unknown game is left to the claim to answer, as without a key)."""
+    try:
+        load_game(game_id, mutating=True, scope=scope, mark=False)
+    except ApiError as err:
+        if err.kind is not Problem.GAME_NOT_FOUND:
+            raise
 
 
 def _moved(g: Loaded, moved: Transfer) -> Decision:
