@@ -330,7 +330,8 @@ class GameStore:
         raise StoreError("could not draw a free game id")
 
     def kept_create(self, idempotency_key: str) -> KeptResponse | None:
-        """The first answer to a ``POST /games`` with this Idempotency-Key, if kept."""
+        """The first answer to a request naming no game (``POST /games``, a seek) with this
+        Idempotency-Key, if kept."""
         blob = self.client.get(keys.create_key(idempotency_key))
         return self._unseal(idempotency_key, blob)
 

@@ -88,7 +88,8 @@ def stream_slots_key(address: str) -> str:
 
 
 def create_key(idempotency_key: str) -> str:
-    """Where the sealed answer to a keyed ``POST /games`` is kept (its own slot: one key)."""
+    """Where the sealed answer to a keyed request naming no game (``POST /games``, a seek) is
+    kept (its own slot: one key). The key is bound to its request's path and body already."""
     digest = hashlib.sha256(f"create\n{idempotency_key}".encode()).hexdigest()[:40]
     return f"{PREFIX}{{create:{digest}}}"
 

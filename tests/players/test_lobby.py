@@ -127,3 +127,21 @@ def test_a_bad_seek_is_refused_and_seats_nobody(
     r = send("POST", f"{server}/api/v1/lobby/seek", json=body)
     assert (r.status_code, r.json()["code"]) == (422, code), r.text
     assert lobby(server) == before
+
+
+def test_a_seek_retried_with_its_idempotency_key_gets_its_first_seat(server: str) -> None:
+    # The first answer is lost: the retry must bring that seat, not take a second one.
+    body = {"name": "ann", "players": 4, "fill_with_bots_after": 597}  # a bucket of its own
+    key = {"Idempotency-Key": "seek-5b0e9c3a-7d21-4f6e-8a90-1c2b3d4e5f60"}
+    url = f"{server}/api/v1/lobby/seek"
+    first = send("POST", url, json=body, headers=key)
+    assert first.status_code == 201, first.text
+    again = send("POST", url, json=body, headers=key)
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    game = requests.get(f"{server}/api/v1/games/{first.json()['game_id']}", timeout=10).json()
+    assert [p["open"] for p in game["players"]] == [False, True, True, True]
+    other = send("POST", url, json=body, headers={"Idempotency-Key": "seek-another-key-000000001"})
+    assert other.status_code == 201, other.text
+    assert (other.json()["game_id"], other.json()["seat"]) == (first.json()["game_id"], 1)

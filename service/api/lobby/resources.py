@@ -8,7 +8,7 @@ from flask import Response
 from flask.views import MethodView
 
 from ..caching import CachePolicy, cache_policy
-from ..docs import problems, responds
+from ..docs import doc, problems, responds
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..web import json_response
@@ -33,12 +33,14 @@ class Lobby(MethodView):
 
 @blp.route("/seek")
 class Seek(MethodView):
+    @doc(parameters=["IdempotencyKey"])
     @blp.arguments(SeekSchema(), example={"name": "ann", "players": 4, "fill_with_bots_after": 30})
     @responds(201, SeatedSchema)
     @problems(400, 401, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
         """A seat at the oldest public seek table of this kind with one free, or at a new one
-        (whose seeker alone gets its table token); full tables deal by themselves."""
+        (whose seeker alone gets its table token); full tables deal by themselves. A retry
+        with the same Idempotency-Key and body gets the same seat."""
         limit_address(PerAddress.JOIN)
         return seek(body)

@@ -14,10 +14,12 @@ from flask import Response
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
 from service.seating import Listing, Seat, SeatKind, Table
+from service.store import IdempotentReplay, KeptResponse
 from service.store.tokens import new_game_id, new_token
 
 from ..codes import Problem
 from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
+from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -70,7 +72,25 @@ class Seek:
 
 
 def seek(body: dict[str, Any]) -> Response:
+    """The seeker's seat. With an Idempotency-Key the answer is kept as a created game's is
+    (sealed: it holds the seat's token), so a retry after a lost answer gets that seat, not
+    a second one."""
     wanted = Seek.of(body)
+    # No caller identity scopes the key and the answer holds a token: as for POST /games.
+    key = request_idempotency_key(MIN_CREATE_KEY)
+    if key is not None and (kept := store().kept_create(key)) is not None:
+        raise IdempotentReplay(kept)
+    seated = _seat(wanted)
+    if key is not None:
+        first = store().keep_create(key, KeptResponse(seated.status_code, seated.get_data()))
+        if first is not None:
+            # A concurrent request with the same key was seated first: its answer stands, and
+            # the seat taken here is left to the table's clock and bot fill, as a leaver's is.
+            raise IdempotentReplay(first)
+    return seated
+
+
+def _seat(wanted: Seek) -> Response:
     for _ in range(SEEK_ATTEMPTS):
         fresh = new_game_id()
         game_id, seat, made = store().lobby.claim(wanted.bucket, fresh, wanted.players, now_ms())
