@@ -97,6 +97,21 @@ PLAY_BODIES: list[tuple[Any, int, str]] = [
 ]
 
 
+@pytest.mark.parametrize("suffix", ["stream-tickets", "transfers"])
+def test_bodyless_posts_refuse_a_body(client: FlaskClient, game: Game, suffix: str) -> None:
+    token = turn_token(game)
+    json_type = {**bearer(token), "Content-Type": "application/json"}
+    for raw, status, code in [
+        (b"{", 400, "malformed_json"),
+        (b"\xff\xfe", 400, "malformed_json"),
+        (b'{"x": 1}', 422, "validation_failed"),
+        (b"[]", 422, "validation_failed"),
+    ]:
+        check(client.post(f"{game.url}/{suffix}", data=raw, headers=json_type), status, code)
+    r = client.post(f"{game.url}/{suffix}", data=b"{}", headers=json_type)
+    assert r.status_code == 201, r.json
+
+
 @pytest.mark.parametrize(("body", "status", "code"), PLAY_BODIES)
 def test_bad_play_bodies(
     client: FlaskClient, game: Game, body: Any, status: int, code: str

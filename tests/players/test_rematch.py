@@ -117,3 +117,22 @@ def test_a_finished_games_stream_ends_with_204_once_the_wait_is_over(server: str
     headers = {"Accept": SSE, "Last-Event-ID": str(final)}
     late = requests.get(f"{server}/api/v1/games/{gid}/events", headers=headers, timeout=10)
     assert late.status_code == 204
+
+
+def test_a_rematch_with_a_body_is_refused_and_makes_nothing(server: str) -> None:
+    game = finished(server, auto_deal=False)
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    version = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    url = f"{server}/api/v1/games/{gid}/rematch"
+    json_type = {**auth(ann), "Content-Type": "application/json"}
+    for raw, code in [
+        (b"{", "malformed_json"),
+        (b'{"players": ["evil"]}', "validation_failed"),
+        (b"[]", "validation_failed"),
+    ]:
+        r = requests.post(url, data=raw, headers=json_type, timeout=10)
+        assert r.headers["Content-Type"] == "application/problem+json", r.text
+        assert r.json()["code"] == code, r.text
+    assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == version
+    made = send("POST", url, json={}, headers=auth(ann))  # an empty object is no body
+    assert made.status_code == 201, made.text

@@ -17,6 +17,7 @@ from ..caching import CachePolicy, cache_policy
 from ..codes import Problem
 from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
+from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
 from ..presence import StreamPresence
 from ..problems import ApiError
@@ -220,10 +221,11 @@ def ended(g: Loaded, linger: float) -> bool:
 @blp.route("/stream-tickets")
 class StreamTickets(MethodView):
     @doc(security=SEAT_OR_HOST)
+    @blp.arguments(EmptySchema(), required=False)
     @responds(201, StreamTicketSchema)
     @problems(400, 401, 404, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
-    def post(self, game_id: str) -> Response:
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """A single-use ticket for one stream of this game opened within 60 s, to pass as
         `access_token` where a header cannot be sent (a browser's EventSource): it sees what
         the token it was issued to sees, and never appears in a log as a lasting secret."""

@@ -109,11 +109,12 @@ def decide_deal(g: Loaded) -> Decision:
 @blp.route("/<string:game_id>/rematch")
 class Rematch(MethodView):
     @doc(security=SEAT_OR_HOST)
+    @blp.arguments(EmptySchema(), required=False)
     @responds(201, RematchSchema)
     @responds(200, RematchSchema, description="this seat (or the table) asked already")
     @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
-    def post(self, game_id: str) -> Response:
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """After the game: the next game of this table (same rules, table options, seat order,
         bot seats), made by the first call; each seat's token is its token there. A person seat
         not claimed within 60 s of the first call becomes an open seat."""

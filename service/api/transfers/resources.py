@@ -10,6 +10,7 @@ from flask.views import MethodView
 
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
+from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
 from ..web import json_response
 from .schemas import ClaimedSeatSchema, ClaimSchema, TransferTicketSchema
@@ -26,10 +27,11 @@ blp = Blueprint(
 @blp.route("")
 class Transfers(MethodView):
     @doc(security=SEAT_OR_HOST)
+    @blp.arguments(EmptySchema(), required=False)
     @responds(201, TransferTicketSchema)
     @problems(400, 401, 403, 404, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
-    def post(self, game_id: str) -> Response:
+    def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """With a seat's token: a ticket that moves the seat to another device once, within
         ten minutes. Claiming it gives the seat a new token; this one then stops working."""
         return json_response(issue(game_id), 201)
