@@ -94,8 +94,10 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
     data = request.get_data(cache=True)
     try:
         canonical = orjson.dumps(orjson.loads(data), option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONDecodeError:
-        canonical = data  # empty or not JSON: the bytes themselves name the request
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        # Empty, not JSON, or nested deeper than orjson writes (it reads 1,024 levels and
+        # writes 254): the bytes themselves name the request, and validation refuses it.
+        canonical = data
     digest = hashlib.sha256(request.path.encode() + b"\n" + canonical).hexdigest()
     return f"{key}\n{digest}"
 

@@ -225,6 +225,23 @@ def test_create_refusals(client: FlaskClient) -> None:
     )
 
 
+def test_deep_free_form_json_with_an_idempotency_key_is_refused_as_without_one(
+    client: FlaskClient,
+) -> None:
+    # options and position are free-form objects; the key names its request by the body, and
+    # the body must not fail to be named (orjson reads deeper JSON than it writes).
+    deep = "[" * 300 + "]" * 300
+    key = {"Content-Type": "application/json", "Idempotency-Key": "k-" + "7" * 30}
+    for raw, code in [
+        ('{"players": ["a", "b"], "options": {"set": ' + deep + "}}", "invalid_rules"),
+        (
+            '{"position": {"format": "mexican-train-position/1", "x": ' + deep + "}}",
+            "invalid_position",
+        ),
+    ]:
+        check(client.post("/api/v1/games", data=raw.encode(), headers=key), 422, code)
+
+
 def test_oversized_body(client: FlaskClient, game: Game) -> None:
     v = game.version()
     huge = {"tile": [1, 2], "train": "0", "pad": "x" * (70 * 1024)}
