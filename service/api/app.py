@@ -16,6 +16,7 @@ from service.frameworks.flask_app import (
     header_value,
     is_json_type,
 )
+from service.frameworks.gunicorn_input import BODY_ERRORS
 from service.frameworks.smorest import serve_spec_with
 from service.store import GameStore, IdempotentReplay, connect
 from service.store.connection import Limits
@@ -158,7 +159,10 @@ def require_json_body() -> None:
         # No Content-Length to check: read the body (cached for the parser). Werkzeug
         # stops at MAX_CONTENT_LENGTH without an error, so a body that reaches it is
         # taken as longer, not silently cut.
-        data = request.get_data(cache=True)
+        try:
+            data = request.get_data(cache=True)
+        except BODY_ERRORS:
+            raise ApiError(Problem.MALFORMED_REQUEST, "The chunked body is malformed.") from None
         limit = request.max_content_length
         if limit is not None and len(data) >= limit:
             raise RequestEntityTooLarge()

@@ -323,3 +323,42 @@ def test_chunked_body_that_is_not_json(live_server: str) -> None:
     )
     assert r.status_code == 413, r.text
     assert r.headers["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        b"zz\r\n{}\r\n0\r\n\r\n",  # a size that is not hexadecimal
+        b"2\r\n{}XX0\r\n\r\n",  # a chunk without its CRLF
+        b"-2\r\n{}\r\n0\r\n\r\n",
+    ],
+)
+def test_a_malformed_chunked_body_is_a_problem_and_ends_the_connection(
+    live_server: str, chunks: bytes
+) -> None:
+    """gunicorn's chunked reader raises its own parse errors out of the app's body read."""
+    import socket
+    from urllib.parse import urlsplit
+
+    import requests
+
+    api = live_server + "/api/v1/games"
+    created = requests.post(api, json={"players": ["ann", "bo"]}, timeout=10).json()
+    path = f"/api/v1/games/{created['game_id']}/deal"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {created['host_token']}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    where = urlsplit(live_server)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+        sock.sendall(head.encode() + chunks)
+        answer = b""
+        while chunk := sock.recv(65536):  # the server closes the connection after its answer
+            answer += chunk
+    assert answer.count(b"HTTP/1.1 ") == 1, answer  # one answer, then the connection ends
+    status, _, rest = answer.partition(b"\r\n")
+    assert status.split(b" ")[1] == b"400", answer
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert b"content-type: application/problem+json" in headers.lower(), answer
+    assert b'"code":"malformed_request"' in body, answer
+    assert requests.get(f"{api}/{created['game_id']}", timeout=10).json()["version"] == 1
