@@ -22,6 +22,18 @@ class StrictInt(ma.fields.Integer):
         return result
 
 
+class QueryInt(ma.fields.Integer):
+    """A query integer in ASCII digits only, for every query parameter: ``int()`` would also
+    take spaces and other scripts' digits."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        text = value if isinstance(value, str) else ""
+        if not (text.isascii() and text.isdigit()):
+            raise self.make_error("invalid")
+        result: int = super()._deserialize(text, attr, data, **kwargs)
+        return result
+
+
 def tile_field(**kwargs: Any) -> ma.fields.List[Any]:
     """``[a, b]``: two pip numbers (0 to ``MAX_PIP``, the largest set). Any order."""
     return ma.fields.List(

@@ -94,6 +94,9 @@ def test_a_long_poll_behind_the_game_answers_at_once(live: str) -> None:
         {"after": "x"},
         {"after": "1.5"},
         {"after": ""},
+        {"after": "\u0663"},  # ARABIC-INDIC DIGIT THREE: int() reads it as 3
+        {"after": " 1"},
+        {"limit": "\u0663"},
         {"wait": -1},
         {"wait": 61},
         {"wait": "60.5"},

@@ -69,6 +69,8 @@ def test_a_bad_body_is_a_problem_and_changes_nothing(
         ("DELETE", "/api/v1/players/PLAYER/webhooks/wh_nosuch", "webhook_not_found", 404),
         ("GET", "/api/v1/leaderboard?kind=cats", "validation_failed", 422),
         ("GET", "/api/v1/lobby?turn_seconds=-1", "validation_failed", 422),
+        ("GET", "/api/v1/lobby?players=%D9%A3", "validation_failed", 422),  # another script's 3
+        ("GET", "/api/v1/leaderboard?limit=%D9%A3", "validation_failed", 422),
         ("POST", "/api/v1/games/nosuchgame0/rematch", "game_not_found", 404),
     ],
 )
@@ -80,7 +82,7 @@ def test_bad_paths_and_queries_are_problems(
     r = send(
         method,
         server + path.replace("PLAYER", ann["player_id"]),
-        json={"url": "https://x.example"} if method == "POST" else None,
+        json={"url": "https://x.example"} if path.endswith("/webhooks") else None,
         headers=auth(ann["player_token"]),
     )
     assert (r.status_code, r.json()["code"]) == (status, code), r.text

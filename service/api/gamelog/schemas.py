@@ -12,7 +12,7 @@ from service.bots.registry import BOTS
 from service.rules import events as engine_events
 from service.rules.log import By
 
-from ..fields import ResponseSchema, StrictInt, component, one_of
+from ..fields import QueryInt, ResponseSchema, StrictInt, component, one_of
 from ..games.schemas import PositionSchema, RulesSchema, legal_moves_field
 from ..typed_schema import of_typed_dict
 
@@ -23,7 +23,7 @@ MAX_PAGE_ENTRIES = 500
 
 
 class EventsQuerySchema(ma.Schema):
-    after = ma.fields.Integer(
+    after = QueryInt(
         load_default=0,
         validate=ma.validate.Range(min=0),
         metadata={"description": "only entries with a greater version"},
@@ -33,7 +33,7 @@ class EventsQuerySchema(ma.Schema):
         validate=ma.validate.Range(0, MAX_WAIT_SECONDS),
         metadata={"description": "JSON only: seconds to hold the request while nothing is new"},
     )
-    limit = ma.fields.Integer(
+    limit = QueryInt(
         load_default=MAX_PAGE_ENTRIES,
         validate=ma.validate.Range(1, MAX_PAGE_ENTRIES),
         metadata={

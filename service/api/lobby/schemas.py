@@ -7,7 +7,7 @@ import marshmallow as ma
 from service.rules import MAX_PLAYERS_ANY, MIN_PLAYERS, PRESETS, Preset
 from service.seating import MAX_TURN_SECONDS
 
-from ..fields import ResponseSchema, StrictInt
+from ..fields import QueryInt, ResponseSchema, StrictInt
 from ..players.schemas import _name
 
 #: The longest a seek table waits for people before bots fill it.
@@ -21,8 +21,8 @@ class LobbyQuerySchema(ma.Schema):
         unknown = ma.EXCLUDE
 
     preset = ma.fields.String(validate=ma.validate.OneOf(PRESETS))
-    players = ma.fields.Integer(validate=ma.validate.Range(MIN_PLAYERS, MAX_PLAYERS_ANY))
-    turn_seconds = ma.fields.Integer(validate=ma.validate.Range(0, MAX_TURN_SECONDS))
+    players = QueryInt(validate=ma.validate.Range(MIN_PLAYERS, MAX_PLAYERS_ANY))
+    turn_seconds = QueryInt(validate=ma.validate.Range(0, MAX_TURN_SECONDS))
 
 
 class LobbyTableSchema(ResponseSchema):

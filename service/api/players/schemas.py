@@ -10,7 +10,7 @@ from service.rules import MAX_NAME_LENGTH
 from service.rules.options import valid_name
 from service.store.hooks import HookEvent
 
-from ..fields import ResponseSchema
+from ..fields import QueryInt, ResponseSchema
 from ..webhook_urls import MAX_URL
 from .records import PlayerKind
 
@@ -59,7 +59,7 @@ class LeaderboardQuerySchema(ma.Schema):
         validate=ma.validate.OneOf(["people", "bots"]),
         metadata={"description": "people (default) or bots"},
     )
-    limit = ma.fields.Integer(
+    limit = QueryInt(
         load_default=50,
         validate=ma.validate.Range(1, MAX_LEADERBOARD),
         metadata={"description": f"1 to {MAX_LEADERBOARD}, default 50"},

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import marshmallow as ma
 
 from service.rules import MAX_SEED
 
-from ..fields import ResponseSchema
+from ..fields import QueryInt, ResponseSchema
 from ..games.schemas import PositionSchema
 
 MAX_SAMPLES = 100
-
-
-class QueryInt(ma.fields.Integer):
-    """A query integer in ASCII digits only (``int()`` would also take spaces and other scripts'
-    digits)."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
-        text = value if isinstance(value, str) else ""
-        if not (text.isascii() and text.isdigit()):
-            raise self.make_error("invalid")
-        result: int = super()._deserialize(text, attr, data, **kwargs)
-        return result
 
 
 class SamplesQuerySchema(ma.Schema):
