@@ -46,8 +46,8 @@ def bearer_token(*, query: bool = False) -> str | None:
     ``access_token`` parameter); another scheme is a 401."""
     header = request.headers.get("Authorization")
     if header is None:
-        if query and request.args.get(TOKEN_QUERY):
-            return _checked(request.args[TOKEN_QUERY])
+        if query and TOKEN_QUERY in request.args:
+            return _checked(request.args[TOKEN_QUERY])  # an empty one too: a wrong token
         return None
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer":

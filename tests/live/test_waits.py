@@ -144,7 +144,10 @@ def test_unknown_game_is_404_and_unknown_token_401(live: str) -> None:
             headers={"Accept": accept},
             timeout=TIMEOUT,
         )
-        for r in (by_header, by_query):
+        empty = requests.get(
+            events_url(live, game.id) + "?access_token=", headers={"Accept": accept}, timeout=5
+        )
+        for r in (by_header, by_query, empty):
             assert r.status_code == 401, r.text
             assert r.json()["code"] == "invalid_token"
 
