@@ -182,3 +182,19 @@ def test_a_stream_of_a_finished_game_sends_the_whole_log_and_closes(live: str, m
         got = list(sse_entries(r) if media == SSE else ndjson_entries(r))  # ends by itself
     assert [e["version"] for e in got] == list(range(1, version + 1))
     assert is_end(got[-1])
+
+
+def test_a_quiet_ndjson_stream_answers_its_headers_at_once(live: str) -> None:
+    # A client learns the stream is open (200, its type) before the first entry or keep-alive
+    # (10 s on): its read timeout must not have to outlast the keep-alive period.
+    game = dealt(live)
+    version = requests.get(f"{live}/api/v1/games/{game.id}", timeout=TIMEOUT).json()["version"]
+    with requests.get(
+        events_url(live, game.id),
+        params={"after": version},
+        headers={"Accept": NDJSON},
+        stream=True,
+        timeout=(5, 5),
+    ) as r:
+        assert r.status_code == 200
+        assert r.headers["Content-Type"].startswith(NDJSON)
