@@ -269,9 +269,9 @@ class GameStore:
         self.direct = Direct(client)
         self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
         self._count = client.register_script(scripts.COUNT_REQUEST)
+        self._claim_rematch = client.register_script(scripts.CLAIM_REMATCH)
         self.work = WorkQueue(client)
         self.tickets = Tickets(client)
-        self.transfers = Transfers(client)
         self.stream_slots = StreamSlots(client)
         self.players = Players(client)
         self.lobby = Lobby(client)
@@ -493,8 +493,12 @@ class GameStore:
 
     def claim_rematch(self, game_id: str, who: str) -> bool:
         """Record that ``who`` (a seat, or the table) took its place in the game's rematch;
-        True the first time. Kept beside the record, not a change of the game."""
-        return bool(self.client.hsetnx(keys.game_key(game_id), f"rc:{who}", 1))
+        True the first time. Kept beside the record, not a change of the game. Raises
+        GameNotFound when the game is gone."""
+        claimed = int(self._claim_rematch(keys=[keys.game_key(game_id)], args=[f"rc:{who}"]))
+        if claimed < 0:
+            raise GameNotFound(game_id)
+        return claimed == 1
 
     def rematch_claims(self, game_id: str) -> set[str]:
         """Who took their place in the game's rematch (the game gone: nobody)."""

@@ -91,6 +91,14 @@ redis.call('SPUBLISH', KEYS[3], table.concat(wakeup))
 return {1, new}
 """
 
+# KEYS[1] = game hash  ARGV[1] = the field of who claims its rematch (``rc:<who>``)
+# Returns 1 the first time, 0 after, -1 when the game is gone: HSETNX alone would then make a
+# hash of that one field, with no expiry.
+CLAIM_REMATCH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('HSETNX', KEYS[1], ARGV[1], 1)
+"""
+
 # KEYS[1] = a request counter  ARGV[1] = window seconds  ARGV[2] = the request's cost (1 unless
 # it does the work of several, as samples do)
 # Returns {requests counted in the current window, seconds until it ends}. One atomic step, so a

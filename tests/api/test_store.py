@@ -225,3 +225,15 @@ def test_a_wake_up_that_cannot_be_read_is_none(data: bytes) -> None:
 def test_a_wake_up_without_records_still_names_the_version() -> None:
     """As an instance running the previous script publishes it, during a rolling deploy."""
     assert parse_wakeup(b"game1234 7") == Wakeup("game1234", 7, [])
+
+
+def test_a_rematch_claim_counts_once_and_makes_no_key_for_a_game_gone(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())] * 2, [b"r1"])
+    assert (gs.claim_rematch(gid, "0"), gs.claim_rematch(gid, "0")) == (True, False)
+    assert gs.rematch_claims(gid) == {"0"}
+    redis_client.delete(K.game_key(gid))  # it expired
+    with pytest.raises(GameNotFound):
+        gs.claim_rematch(gid, "1")
+    assert redis_client.exists(K.game_key(gid)) == 0

@@ -22,6 +22,7 @@ from service import rules
 from service.rules import RoleKind
 from service.rules.log import TICK_MS, By, Kind, Record
 from service.seating import Listing, Seat, Table
+from service.store import GameNotFound
 
 from ..codes import Problem
 from ..config import settings
@@ -33,6 +34,7 @@ from ..transaction import (
     NewGame,
     create,
     load_game,
+    not_found,
     now_ms,
     server_moves,
     transact,
@@ -50,7 +52,10 @@ def rematch(game_id: str) -> Response:
         g = caller(game_id)
     made = g.table.listing.next_game
     who = TABLE if g.seat is None else str(g.seat)
-    first = store().claim_rematch(game_id, who)
+    try:
+        first = store().claim_rematch(game_id, who)
+    except GameNotFound:
+        raise not_found(game_id) from None  # it expired since it was read
     assert g.token is not None
     body: dict[str, Any] = {"game_id": made}
     if g.seat is None:
