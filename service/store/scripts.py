@@ -5,6 +5,9 @@ Every key a script touches arrives in ``KEYS`` (cluster-safe: all share the game
 
 from __future__ import annotations
 
+# Records are appended a thousand at a time: Lua's unpack fails past about 8,000 values, and a
+# script that fails midway keeps what it wrote before (a version without its records).
+
 # KEYS[1] = game hash  KEYS[2] = game log
 # ARGV[1] = TTL seconds (the caller's choice: short for a game never dealt)
 # ARGV[2] = n, the number of hash field/value pairs that follow
@@ -15,7 +18,9 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local last = 2 + 2 * tonumber(ARGV[2])
 local version = #ARGV - last
 redis.call('HSET', KEYS[1], 'v', version, unpack(ARGV, 3, last))
-redis.call('RPUSH', KEYS[2], unpack(ARGV, last + 1))
+for i = last + 1, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1
@@ -59,7 +64,9 @@ for i = 10, last - 1, 2 do
 end
 local before = seats and redis.call('HGET', KEYS[1], 't')
 redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 10, last))
-if #ARGV > last then redis.call('RPUSH', KEYS[2], unpack(ARGV, last + 1)) end
+for i = last + 1, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 if KEYS[5] then

@@ -237,3 +237,15 @@ def test_a_rematch_claim_counts_once_and_makes_no_key_for_a_game_gone(
     with pytest.raises(GameNotFound):
         gs.claim_rematch(gid, "1")
     assert redis_client.exists(K.game_key(gid)) == 0
+
+
+def test_thousands_of_records_are_stored_whole(redis_client: redis.Redis) -> None:
+    # Lua's unpack takes about 8,000 values at most; a script that failed midway would keep
+    # the version it had written without the records.
+    gs = GameStore(redis_client, game_ttl=1000, idem_ttl=500, max_entries=30_000)
+    many = [b"r%d" % i for i in range(9_000)]
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())] * 2, many)
+    assert gs.save(gid, 9_000, Change(b"s2", many)) == 18_000
+    assert redis_client.llen(K.log_key(gid)) == 18_000
+    assert redis_client.lrange(K.log_key(gid), 8_999, 9_000) == [b"r8999", b"r0"]
+    assert gs.load(gid).state == b"s2"
