@@ -136,8 +136,11 @@ class Table:
 
     def wakes_at(self) -> int | None:
         """When the server next has something to do for this table by itself, if anything:
-        the turn clock, filling a seek table with bots, opening a rematch's unclaimed seats."""
-        times = [self.deadline_ms, self.listing.fill_at_ms, self.listing.claim_until_ms]
+        the turn clock, filling a seek table with bots, opening a rematch's unclaimed seats. A
+        fill time counts only while a seat is open: people who filled the table before it came
+        leave nothing to fill, and a time past would bring the worker back at once, for ever."""
+        fill_at = None if self.full else self.listing.fill_at_ms
+        times = [self.deadline_ms, fill_at, self.listing.claim_until_ms]
         due = [t for t in times if t is not None]
         return min(due) if due else None
 

@@ -207,3 +207,25 @@ def test_a_killed_workers_game_is_finished_by_another(bare: str, redis_server: R
     assert final["status"] == "game_over"
     log = entries(bare, gid)["entries"]
     assert [e["version"] for e in log] == list(range(1, len(log) + 1))
+
+
+def test_a_seek_table_its_people_filled_before_its_bots_leaves_the_worker_idle(
+    redis_server: RedisServer,
+) -> None:
+    # Its time to fill with bots stays in the table; the worker must not come back for it.
+    with start_gunicorn(redis_server.url, env=ENV) as base:
+        body = {"name": "ann", "players": 2, "fill_with_bots_after": 1}
+        first = requests.post(f"{base}/api/v1/lobby/seek", json=body, timeout=10).json()
+        second = requests.post(f"{base}/api/v1/lobby/seek", json=body, timeout=10).json()
+        assert (second["game_id"], second["seat"]) == (first["game_id"], 1)
+        client = redis.Redis.from_url(redis_server.url)
+
+        def queued() -> int:
+            stats: dict[str, Any] = client.info("commandstats")
+            return int(stats.get("cmdstat_xadd", {}).get("calls", 0))
+
+        time.sleep(2.5)  # past the fill time: nothing is left to fill, and no clock runs
+        before = queued()
+        time.sleep(1.5)
+        assert queued() == before, "the worker keeps queueing the game"
+        assert client.zscore(keys.WORK_DUE, first["game_id"]) is None
