@@ -25,6 +25,7 @@ from ..transaction import Loaded, load_game, now_ms, read_log
 from ..web import json_response, missing_token
 from .access import DEPRECATION_HEADERS, issue_ticket, stream_reader, take_stream_slot
 from .formats import STREAM_HEADERS, Media, Viewer, stream
+from .histories import FINISHED
 from .hub import hub
 from .schemas import (
     HISTORY_FORMAT,
@@ -252,7 +253,13 @@ class History(MethodView):
                     "Until the game is over, its history is for the host token only."
                 )
             raise ApiError(Problem.NOT_HOST, "Until the game is over, only the host may read it.")
-        return json_response(history(g))
+        if g.state.status != Status.GAME_OVER:
+            return json_response(history(g))
+        body = FINISHED.get(game_id, g.record.version)
+        if body is None:
+            body = orjson.dumps(history(g))
+            FINISHED.put(game_id, g.record.version, body)
+        return json_response(body)
 
 
 def history(g: Loaded) -> dict[str, Any]:
