@@ -97,6 +97,8 @@ def create_key(idempotency_key: str) -> str:
 #: The background worker's queue (service/store/work.py): one hash tag, one slot on a cluster.
 WORK_JOBS = f"{PREFIX}{{work}}:jobs"
 WORK_DUE = f"{PREFIX}{{work}}:due"
+#: Games that used up a slice with more to do: read only when ``WORK_JOBS`` has nothing.
+WORK_MORE = f"{PREFIX}{{work}}:more"
 LEASE_SUFFIX = ":lease"
 
 

@@ -6,6 +6,10 @@ Streams with a consumer group, redis-py's commands and no home-made bookkeeping:
 
 - ``XADD`` queues a game now; a sorted set holds games due later (a turn clock's deadline), and
   one script moves those whose time has come into the stream atomically.
+- A game that used up its slice with more to do goes to a second stream, read only when the
+  first has nothing: new work and due turns (a person's clock) come before the bot tables
+  already at play, however many of those there are. Each turn of the worker takes one of them
+  at most, then looks at the first stream again.
 - Workers read with ``XREADGROUP``: each job goes to one worker. A job is acknowledged
   (``XACK``) only once its game's moves are stored, so a worker that dies leaves its jobs
   pending, and another takes them over with ``XAUTOCLAIM`` once they have been idle long enough.
@@ -13,7 +17,7 @@ Streams with a consumer group, redis-py's commands and no home-made bookkeeping:
   compare-and-set of the game's version stays the real guard, so a job run twice or late does
   no harm: what to play is decided from the game's record when the job runs.
 
-The stream and the sorted set share the hash tag ``{work}`` (one slot on a cluster); a lease
+The streams and the sorted set share the hash tag ``{work}`` (one slot on a cluster); a lease
 shares its game's.
 """
 
@@ -34,10 +38,15 @@ GROUP = "workers"
 MAX_JOBS = 100_000
 
 
+#: The streams, the first read first.
+STREAMS = (keys.WORK_JOBS, keys.WORK_MORE)
+
+
 @dataclass(frozen=True)
 class Job:
     job_id: bytes
     game_id: str
+    stream: str = keys.WORK_JOBS
 
 
 class WorkQueue:
@@ -49,13 +58,16 @@ class WorkQueue:
         self._release = client.register_script(scripts.RELEASE_LEASE)
 
     def ensure_group(self) -> None:
-        """Create the stream and the consumer group unless they exist (every worker at start)."""
-        with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: there already
-            self.client.xgroup_create(keys.WORK_JOBS, GROUP, id="0", mkstream=True)
+        """Create the streams and their consumer group unless they exist (every worker at
+        start)."""
+        for stream in STREAMS:
+            with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: there already
+                self.client.xgroup_create(stream, GROUP, id="0", mkstream=True)
 
-    def enqueue(self, game_id: str) -> None:
-        """The game has server moves to make now."""
-        self.client.xadd(keys.WORK_JOBS, {"g": game_id}, maxlen=MAX_JOBS, approximate=True)
+    def enqueue(self, game_id: str, *, more: bool = False) -> None:
+        """The game has server moves to make now; ``more``: it just used up a slice."""
+        stream = keys.WORK_MORE if more else keys.WORK_JOBS
+        self.client.xadd(stream, {"g": game_id}, maxlen=MAX_JOBS, approximate=True)
 
     def schedule(self, game_id: str, due_ms: int) -> None:
         """The game will have a move to make at ``due_ms`` (a newer time replaces an older)."""
@@ -67,24 +79,33 @@ class WorkQueue:
         return int(self._promote(keys=[keys.WORK_DUE, keys.WORK_JOBS], args=args))
 
     def take(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """New jobs for ``consumer``, waiting up to ``block_ms`` for one."""
-        reply: Any = self.client.xreadgroup(
-            GROUP, consumer, {keys.WORK_JOBS: ">"}, count=count, block=block_ms
+        """New jobs for ``consumer``: up to ``count`` of the first stream's, or else one of
+        either stream's (the first's first), waiting up to ``block_ms`` for one."""
+        first: Any = self.client.xreadgroup(GROUP, consumer, {keys.WORK_JOBS: ">"}, count=count)
+        jobs = _replied(first)
+        if jobs:
+            return jobs
+        either: Any = self.client.xreadgroup(
+            GROUP, consumer, dict.fromkeys(STREAMS, ">"), count=1, block=block_ms
         )
-        return [job for _, entries in reply or [] for job in _jobs(entries)]
+        return sorted(_replied(either), key=lambda job: STREAMS.index(job.stream))
 
     def claim_stale(self, consumer: str, idle_ms: int, count: int = 100) -> list[Job]:
         """Jobs another worker took and left unacknowledged for ``idle_ms`` (it died)."""
-        reply: Any = self.client.xautoclaim(
-            keys.WORK_JOBS, GROUP, consumer, min_idle_time=idle_ms, start_id="0-0", count=count
-        )
-        return _jobs(reply[1])
+        claimed = []
+        for stream in STREAMS:
+            reply: Any = self.client.xautoclaim(
+                stream, GROUP, consumer, min_idle_time=idle_ms, start_id="0-0", count=count
+            )
+            claimed += _jobs(reply[1], stream)
+        return claimed
 
     def done(self, jobs: list[Job]) -> None:
-        if jobs:
-            ids = [job.job_id for job in jobs]
-            self.client.xack(keys.WORK_JOBS, GROUP, *ids)
-            self.client.xdel(keys.WORK_JOBS, *ids)
+        for stream in STREAMS:
+            ids = [job.job_id for job in jobs if job.stream == stream]
+            if ids:
+                self.client.xack(stream, GROUP, *ids)
+                self.client.xdel(stream, *ids)
 
     def lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` now holds the game's lease (for ``ttl_ms``, or until released)."""
@@ -95,15 +116,23 @@ class WorkQueue:
 
     def pending(self) -> int:
         """Jobs taken and not yet acknowledged (monitoring, tests)."""
-        info: Any = self.client.xpending(keys.WORK_JOBS, GROUP)
-        return int(info["pending"])
+        infos: list[Any] = [self.client.xpending(stream, GROUP) for stream in STREAMS]
+        return sum(int(info["pending"]) for info in infos)
 
 
-def _jobs(entries: list[Any]) -> list[Job]:
+def _replied(reply: Any) -> list[Job]:
+    """Jobs from an ``XREADGROUP`` reply: each stream's name, then its entries."""
+    out = []
+    for name, entries in reply or []:
+        out += _jobs(entries, name.decode() if isinstance(name, bytes) else name)
+    return out
+
+
+def _jobs(entries: list[Any], stream: str) -> list[Job]:
     """Jobs from stream entries (an entry deleted while pending comes back without fields)."""
     out = []
     for job_id, fields in entries:
         game = (fields or {}).get(b"g")
         if game is not None:
-            out.append(Job(job_id, game.decode()))
+            out.append(Job(job_id, game.decode(), stream))
     return out

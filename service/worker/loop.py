@@ -1,9 +1,10 @@
 """The worker's loop: take games from the queue and make their server moves, a slice at a time.
 
 Each job gets at most :data:`SLICE_SECONDS` of CPU; a game with more to do goes to the back of
-the queue, so one table of slow bots cannot hold the worker from the others. A game whose lease
-another worker holds is looked at again a moment later (that worker may be just finishing), and
-a game whose turn clock runs is scheduled for its deadline.
+a second queue, read only when the first (new work, due turns) is empty, so neither one table
+of slow bots nor many can hold the worker from the others or from a person's turn clock. A game
+whose lease another worker holds is looked at again a moment later (that worker may be just
+finishing), and a game whose turn clock runs is scheduled for its deadline.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Worker:
             with contextlib.suppress(redis.RedisError):  # else it expires by itself
                 self.queue.release(game, self.name)
         if outcome.more:
-            self.queue.enqueue(game)
+            self.queue.enqueue(game, more=True)
         if outcome.due_ms is not None:
             self.queue.schedule(game, outcome.due_ms)
         self.queue.done([job])

@@ -57,7 +57,7 @@ def test_bot_games_on_cluster_match_local_play(
     client = redis_cluster.client()
     tagged = re.compile(
         rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+|:(log|lease|presence))?$"
-        rb"|^mt:\{work\}:(jobs|due)$"
+        rb"|^mt:\{work\}:(jobs|more|due)$"
     )
     kinds = set()
     for key in client.scan_iter(match="*"):

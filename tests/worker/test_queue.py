@@ -80,6 +80,43 @@ def test_a_dead_workers_jobs_are_claimed_after_their_idle_time(queue: WorkQueue)
     assert queue.claim_stale("alive", 20) == []
 
 
+def test_games_with_more_to_do_wait_for_new_work_and_due_turns(queue: WorkQueue) -> None:
+    """Bot tables that used up a slice go behind new work and a person's due turn, however
+    many of them there are; a turn of the worker takes one of them at a time."""
+    order: list[str] = []
+
+    def play(game: str, spent: Callable[[], bool]) -> Outcome:
+        order.append(game)
+        return Outcome(more=game.startswith("bots"), due_ms=None)
+
+    worker = Worker(queue, play, "w1")
+    for n in range(3):
+        queue.enqueue(f"bots{n:04d}")
+    worker.step()  # new work: all three tables play a slice, and each has more to do
+    assert order == ["bots0000", "bots0001", "bots0002"]
+    worker.step()
+    assert order[3:] == ["bots0000"]  # one of them, then the first queue is looked at again
+    queue.schedule("clock001", 0)  # a person's turn clock ran out
+    queue.enqueue("new00001")
+    worker.step()
+    assert order[4:] == ["new00001", "clock001"]
+    worker.step()
+    worker.step()
+    assert order[6:] == ["bots0001", "bots0002"]
+    assert queue.pending() == 0
+
+
+def test_a_dead_workers_unfinished_tables_are_claimed_too(queue: WorkQueue) -> None:
+    queue.enqueue("bots0001", more=True)
+    taken = queue.take("dies", 10, 10)
+    assert [j.game_id for j in taken] == ["bots0001"]
+    time.sleep(0.05)
+    claimed = queue.claim_stale("alive", 20)
+    assert [j.job_id for j in claimed] == [j.job_id for j in taken]
+    queue.done(claimed)
+    assert queue.pending() == 0
+
+
 def test_a_lease_has_one_holder(queue: WorkQueue) -> None:
     assert queue.lease("game0001", "w1", 5_000)
     assert not queue.lease("game0001", "w2", 5_000)
