@@ -254,9 +254,9 @@ def stream(
     entry). Entries that are ready together go out as one write. With a ``writer`` the feed
     sends new entries itself while the reader waits; an empty item then says the stream went on
     (it writes nothing). An NDJSON stream's first item is empty too: the server sends the
-    headers with it. ``beats``: the caller needs an item at
-    least every ``KEEPALIVE_SECONDS`` (a seat's stream tells its presence). A keep-alive goes
-    out whenever the stream has been quiet for that long."""
+    headers with it. ``beats``: the caller needs an item at least every ``KEEPALIVE_SECONDS``
+    (a seat's stream tells its presence). A keep-alive goes out whenever the stream has been
+    quiet for that long."""
     keepalive = FRAMES[media][1]
     if media is Media.SSE:
         yield b"retry: 1000\n\n"
