@@ -296,8 +296,8 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
                 store().save(game_id, record.version, change, dealt=ever_dealt(g.state))
             except VersionConflict:
                 continue  # a person acted meanwhile: decide again on what is stored
-            except LogFull:
-                return False, None  # nothing more can be stored for this game
+            except (LogFull, GameNotFound):
+                return False, None  # nothing more can be stored, or the game expired meanwhile
             notify(game_id, g.state, g.table, applied, record.version + len(applied))
             if change.ends_rated:
                 rate_game(game_id, g.state, g.table)
