@@ -171,32 +171,3 @@ def wait_until(done: Callable[[], bool], seconds: float = 5.0) -> None:
     while not done():
         assert time.monotonic() < deadline, "not handled in time"
         time.sleep(0.05)
-
-
-def test_a_game_gone_while_the_worker_plays_it_is_dropped() -> None:
-    """The game expires between the worker's read and its store: the slice ends quietly,
-    with nothing left to do, rather than with an error and its traceback."""
-    from service.api.app import create_app
-    from service.api.transaction import play_server_moves
-    from service.store import keys
-
-    with RedisServer() as server:
-        app = create_app({"REDIS_URL": server.url})
-        players = [{"name": f"b{n}", "bot": "hard"} for n in range(3)]
-        created = app.test_client().post(
-            "/api/v1/games", json={"players": players, "auto_deal": True}
-        )
-        assert created.status_code == 201, created.json
-        game = created.json["game_id"]
-        client = redis.Redis.from_url(server.url)
-        calls = [0]
-
-        def spent() -> bool:  # asked before each move: the game goes after the first
-            calls[0] += 1
-            if calls[0] == 2:
-                client.delete(keys.game_key(game), keys.log_key(game))
-            return calls[0] >= 2
-
-        with app.app_context():
-            assert play_server_moves(game, spent) == (False, None)
-        assert client.exists(keys.game_key(game)) == 0

@@ -24,6 +24,8 @@ import requests
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from devstack.worker import worker
+from service.api.app import create_app
+from service.api.transaction import play_server_moves
 from service.store import keys
 from tests.live.helpers import (
     BETWEEN_ROUNDS,
@@ -229,3 +231,28 @@ def test_a_seek_table_its_people_filled_before_its_bots_leaves_the_worker_idle(
         time.sleep(1.5)
         assert queued() == before, "the worker keeps queueing the game"
         assert client.zscore(keys.WORK_DUE, first["game_id"]) is None
+
+
+def test_a_game_gone_while_the_worker_plays_it_is_dropped() -> None:
+    """The game expires between the worker's read and its store: the slice ends quietly,
+    with nothing left to do, rather than with an error and its traceback."""
+    with RedisServer() as server:
+        app = create_app({"REDIS_URL": server.url, "REDIS_CLUSTER": False})
+        players = [{"name": f"b{n}", "bot": "hard"} for n in range(3)]
+        created = app.test_client().post(
+            "/api/v1/games", json={"players": players, "auto_deal": True}
+        )
+        assert created.status_code == 201, created.json
+        game = created.json["game_id"]
+        client = redis.Redis.from_url(server.url)
+        calls = [0]
+
+        def spent() -> bool:  # asked before each move: the game goes after the first
+            calls[0] += 1
+            if calls[0] == 2:
+                client.delete(keys.game_key(game), keys.log_key(game))
+            return calls[0] >= 2
+
+        with app.app_context():
+            assert play_server_moves(game, spent) == (False, None)
+        assert client.exists(keys.game_key(game)) == 0
