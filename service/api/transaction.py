@@ -332,10 +332,23 @@ class NewGame:
 
 def check_create(key: str | None) -> None:
     """Before a game is made: the kept answer to a repeated Idempotency-Key, or no room."""
-    if key is not None and (kept := store().kept_create(key)) is not None:
-        raise IdempotentReplay(kept)
+    replay_unscoped(key)
     if store().memory.full(settings().storage_full_percent):
         raise storage_full()
+
+
+def replay_unscoped(key: str | None) -> None:
+    """Raise the answer kept for ``key`` by a request that names no game (a create, a seek),
+    if there is one."""
+    if key is not None and (kept := store().kept_create(key)) is not None:
+        raise IdempotentReplay(kept)
+
+
+def keep_unscoped(key: str | None, kept: KeptResponse) -> None:
+    """Keep the answer to such a request under ``key``; raise the one a concurrent request
+    with the same key kept first, which is then the answer."""
+    if key is not None and (first := store().keep_create(key, kept)) is not None:
+        raise IdempotentReplay(first)
 
 
 def create(
@@ -364,9 +377,7 @@ def create(
     if table.listing.public and not table.full:
         store().lobby.add(game_id, table.created_ms)
     payload = orjson.dumps(answer(game_id))
-    if key is not None and (first := store().keep_create(key, KeptResponse(201, payload))):
-        # A concurrent request with the same key won; the game made here just expires.
-        raise IdempotentReplay(first)
+    keep_unscoped(key, KeptResponse(201, payload))  # if another won, the game made here expires
     headers = {"Location": location(game_id)}
     return json_response(payload, 201, version=len(game.applied), headers=headers)
 

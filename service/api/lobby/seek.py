@@ -14,7 +14,7 @@ from flask import Response
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
 from service.seating import Listing, Seat, SeatKind, Table
-from service.store import IdempotentReplay, KeptResponse
+from service.store import KeptResponse
 from service.store.tokens import new_game_id, new_token
 
 from ..codes import Problem
@@ -27,7 +27,9 @@ from ..transaction import (
     Loaded,
     NewGame,
     create,
+    keep_unscoped,
     now_ms,
+    replay_unscoped,
     server_moves,
     transact,
     with_seat_token,
@@ -78,15 +80,11 @@ def seek(body: dict[str, Any]) -> Response:
     wanted = Seek.of(body)
     # No caller identity scopes the key and the answer holds a token: as for POST /games.
     key = request_idempotency_key(MIN_CREATE_KEY)
-    if key is not None and (kept := store().kept_create(key)) is not None:
-        raise IdempotentReplay(kept)
+    replay_unscoped(key)
     seated = _seat(wanted)
-    if key is not None:
-        first = store().keep_create(key, KeptResponse(seated.status_code, seated.get_data()))
-        if first is not None:
-            # A concurrent request with the same key was seated first: its answer stands, and
-            # the seat taken here is left to the table's clock and bot fill, as a leaver's is.
-            raise IdempotentReplay(first)
+    # If a concurrent request with the same key was seated first, its answer stands, and the
+    # seat taken here is left to the table's clock and bot fill, as a leaver's is.
+    keep_unscoped(key, KeptResponse(seated.status_code, seated.get_data()))
     return seated
 
 
