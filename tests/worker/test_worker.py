@@ -256,3 +256,29 @@ def test_a_game_gone_while_the_worker_plays_it_is_dropped() -> None:
         with app.app_context():
             assert play_server_moves(game, spent) == (False, None)
         assert client.exists(keys.game_key(game)) == 0
+
+
+def test_a_hand_over_redis_refused_is_made_once_redis_takes_it(redis_server: RedisServer) -> None:
+    # The app's own Redis user may not queue (XADD) nor schedule (ZADD): each change is stored,
+    # then its hand-over to the worker is refused, as when Redis goes away between the two.
+    admin = redis.Redis.from_url(redis_server.url)
+    admin.acl_setuser(
+        "app", enabled=True, passwords=["+app-pw"], keys=["*"], channels=["*"],
+        categories=["+@all"], commands=["-xadd", "-zadd"],
+    )  # fmt: skip
+    app_url = redis_server.url.replace("redis://", "redis://app:app-pw@")
+    with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
+        bots = create(
+            base, players=[{"name": f"h{i}", "bot": "hard"} for i in range(4)], auto_deal=True
+        )["game_id"]
+        clocked = create(base, players=["ann", "bo"], auto_deal=True, turn_seconds=1)["game_id"]
+        with worker(worker_env(redis_server)):
+            time.sleep(2.5)  # the bots' next move is due, and so is ann's clocked turn
+            stalled = {gid: view(base, gid)["version"] for gid in (bots, clocked)}
+            time.sleep(1.0)
+            assert {gid: view(base, gid)["version"] for gid in stalled} == stalled
+            admin.acl_setuser("app", commands=["+xadd", "+zadd"])
+            deadline = time.monotonic() + 10
+            while any(view(base, gid)["version"] == v for gid, v in stalled.items()):
+                assert time.monotonic() < deadline, "a game whose hand-over failed stays stalled"
+                time.sleep(0.25)
