@@ -5,8 +5,9 @@ and leaves it with a player's seat (a seat change or a join while the turn stays
 none), ``game_over`` to every player seat when it ends the game, and ``rematch`` to every
 player seat when it records one.
 Bodies carry the game, the seat and the version only: never a tile or a token. Deliveries are
-queued right after the compare-and-set (a process that dies in between loses them: they are a
-courtesy, the log is the truth) and sent by the background worker (service/worker/deliveries).
+queued right after the compare-and-set, or owed until Redis takes them (a process that dies
+meanwhile loses them: they are a courtesy, the log is the truth), and sent by the background
+worker (service/worker/deliveries).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import redis
 from service import rules
 from service.rules.log import Kind, rfc3339
 from service.seating import TURN_STARTS, Applied, Table
-from service.store.hooks import Delivery, HookEvent
+from service.store.hooks import Delivery, HookEvent, Webhooks
 
+from .owed import OWED
 from .store_access import store
 
 log = logging.getLogger(__name__)
@@ -34,22 +36,44 @@ BOT_PLAYER_PREFIX = "bot-"  # a bot level's own player: it has no webhooks
 def notify(
     game_id: str, state: rules.GameState, table: Table, applied: Sequence[Applied], version: int
 ) -> None:
-    """Queue what this stored change (``applied``, ending at ``version``) owes to webhooks."""
+    """Queue what this stored change (``applied``, ending at ``version``) owes to webhooks.
+
+    The change is stored already, so a Redis error is not answered: the deliveries are owed
+    (:data:`OWED`), made once Redis takes them, under the ids they were first given."""
     if not applied or not any(_player(table, seat) for seat in range(len(table.seats))):
         return
+    hooks, at_ms = store().hooks, applied[-1].record.at_ms
+    made: list[Delivery] = []
+
+    def enqueue() -> None:
+        if not made:
+            made.extend(_all_deliveries(hooks, game_id, state, table, applied, version))
+        hooks.enqueue(made, at_ms)
+
+    try:
+        enqueue()
+    except redis.RedisError as err:
+        log.warning("notifications of %s not queued yet: %s", game_id, err)
+        OWED.add(f"hooks:{game_id}:{version}", enqueue)
+
+
+def _all_deliveries(
+    hooks: Webhooks,
+    game_id: str,
+    state: rules.GameState,
+    table: Table,
+    applied: Sequence[Applied],
+    version: int,
+) -> list[Delivery]:
     at_ms = applied[-1].record.at_ms
-    deliveries = [
+    return [
         delivery
         for event, seat, data in _events(state, table, applied, version)
         if (player := _player(table, seat)) is not None
         for delivery in _deliveries(
-            player, event, {"game_id": game_id, "seat": seat, **data}, at_ms
+            hooks, player, event, {"game_id": game_id, "seat": seat, **data}, at_ms
         )
     ]
-    try:
-        store().hooks.enqueue(deliveries, at_ms)
-    except redis.RedisError as err:
-        log.warning("notifications of %s not queued: %s", game_id, err)
 
 
 def _player(table: Table, seat: int) -> str | None:
@@ -73,10 +97,12 @@ def _events(
             yield from ((HookEvent.REMATCH, seat, rematch) for seat in everyone)
 
 
-def _deliveries(player: str, event: HookEvent, data: dict[str, Any], at_ms: int) -> list[Delivery]:
+def _deliveries(
+    hooks: Webhooks, player: str, event: HookEvent, data: dict[str, Any], at_ms: int
+) -> list[Delivery]:
     body = orjson.dumps({"type": event, "timestamp": rfc3339(at_ms), "data": data}).decode()
     return [
         Delivery("msg_" + secrets.token_urlsafe(12), player, hook.hook_id, body, at_ms)
-        for hook in store().hooks.of_player(player)
+        for hook in hooks.of_player(player)
         if event in hook.events
     ]

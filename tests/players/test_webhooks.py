@@ -11,12 +11,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 import requests
 from standardwebhooks.webhooks import Webhook
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from devstack.worker import worker
 from tests.live.helpers import auth, create, entries, send
+from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
 from tests.players.receiver import Received, Receiver, receiver
+from tests.redis_clients import user_without
 
 
 @pytest.fixture()
@@ -128,6 +134,27 @@ def test_a_failed_delivery_is_retried_with_backoff(server: str, hooks: Receiver)
     assert gaps[0] >= 0.2 and gaps[1] >= 1.2  # WEBHOOK_RETRY_MS, then six times it
     with pytest.raises(queue.Empty):  # taken: nothing more comes
         hooks.next(timeout=2)
+
+
+def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(hooks: Receiver) -> None:
+    # The app's own Redis user may not ZADD: the change is stored, then its delivery is refused.
+    with RedisServer() as redis_server:
+        admin = redis.Redis.from_url(redis_server.url)
+        app_url = user_without(redis_server, admin, "zadd")
+        worker_env = {**ENV, "REDIS_URL": redis_server.url}
+        with start_gunicorn(app_url, env=ENV, with_worker=False) as base, worker(worker_env):
+            ann = new_player(base, "ann")
+            secret = register(base, ann, hooks.url + "/turns").json()["secret"]
+            players = [
+                {"name": "ann", "player_token": ann["player_token"]},
+                {"name": "c", "bot": "greedy"},
+            ]
+            gid = create(base, players=players, auto_deal=True)["game_id"]
+            with pytest.raises(queue.Empty):
+                hooks.next(timeout=2)
+            admin.acl_setuser("app", commands=["+zadd"])
+            body = verified(hooks.next(timeout=10), secret)
+    assert body["type"] == "your_turn" and body["data"]["game_id"] == gid
 
 
 def test_game_over_and_rematch_reach_every_players_webhook(server: str, hooks: Receiver) -> None:

@@ -37,6 +37,7 @@ from tests.live.helpers import (
     sse_entries,
     view,
 )
+from tests.redis_clients import user_without
 
 pytestmark = pytest.mark.slow
 
@@ -262,11 +263,7 @@ def test_a_hand_over_redis_refused_is_made_once_redis_takes_it(redis_server: Red
     # The app's own Redis user may not queue (XADD) nor schedule (ZADD): each change is stored,
     # then its hand-over to the worker is refused, as when Redis goes away between the two.
     admin = redis.Redis.from_url(redis_server.url)
-    admin.acl_setuser(
-        "app", enabled=True, passwords=["+app-pw"], keys=["*"], channels=["*"],
-        categories=["+@all"], commands=["-xadd", "-zadd"],
-    )  # fmt: skip
-    app_url = redis_server.url.replace("redis://", "redis://app:app-pw@")
+    app_url = user_without(redis_server, admin, "xadd", "zadd")
     with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
         bots = create(
             base, players=[{"name": f"h{i}", "bot": "hard"} for i in range(4)], auto_deal=True

@@ -1,0 +1,77 @@
+"""Writes a stored change owes to keys outside its game, made again until Redis takes them.
+
+After a change is stored, its request queues the game for the worker and the webhook deliveries
+it owes. Those keys lie outside the game's hash slot, so no script can write them with the
+change, and a Redis that goes away between the two cannot be answered with a 503: the action
+was made. Each such write waits here, and one thread of the process makes it again every
+:data:`RETRY_SECONDS` until Redis takes it. Without it a game whose bot or absent person is to
+move waits for a change nobody can make, and a player is never told it is their turn.
+
+Every write owed is idempotent (a queued game is decided from its stored record when its job
+runs; a delivery is stored under its own id), so one made twice or late does no harm. A process
+that dies while Redis is away still loses what it owed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import redis
+
+log = logging.getLogger(__name__)
+
+#: How often the writes Redis refused are made again, and how many a process keeps.
+RETRY_SECONDS = 1.0
+MAX_OWED = 10_000
+
+
+class Owed:
+    """Writes Redis refused, by key (a newer write under a key replaces the older); the thread
+    that makes them runs only while some wait."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writes: dict[str, Callable[[], None]] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, key: str, write: Callable[[], None]) -> None:
+        with self._lock:
+            if key not in self._writes and len(self._writes) >= MAX_OWED:
+                dropped = next(iter(self._writes))
+                del self._writes[dropped]
+                log.error("%s: owed write dropped (%d waiting)", dropped, MAX_OWED)
+            self._writes[key] = write
+            if self._thread is None or not self._thread.is_alive():  # none yet, or forked
+                self._thread = threading.Thread(target=self._run, name="owed", daemon=True)
+                self._thread.start()
+
+    def __len__(self) -> int:
+        return len(self._writes)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(RETRY_SECONDS)
+            with self._lock:
+                if not self._writes:
+                    self._thread = None
+                    return
+                waiting = list(self._writes.items())
+            self._retry(waiting)
+
+    def _retry(self, waiting: list[tuple[str, Callable[[], None]]]) -> None:
+        for key, write in waiting:
+            try:
+                write()
+            except redis.RedisError:
+                return  # still refused: the rest wait for the next turn too
+            with self._lock:
+                if self._writes.get(key) is write:  # not replaced meanwhile
+                    del self._writes[key]
+            log.info("%s: owed write made", key)
+
+
+#: This process's owed writes.
+OWED = Owed()
