@@ -19,12 +19,19 @@ def flushed_client(server: RedisServer) -> Iterator[redis.Redis]:
     client.close()
 
 
-def user_without(server: RedisServer, admin: redis.Redis, *commands: str) -> str:
-    """The URL of a user ``app`` on ``server`` that may run every command but ``commands``
-    (``admin.acl_setuser("app", commands=["+xadd"])`` gives one back): a write the service makes
-    after its change is stored then fails as when Redis goes away between the two."""
+#: Key patterns for every key but a player's webhooks (``...}:hooks``): ACLs only allow.
+NOT_HOOKS = ["*[^s]", "*[^k]s", "*[^o]ks", "*[^o]oks", "*[^h]ooks", "*[^:]hooks", "*[^}]:hooks"]
+
+
+def user_without(
+    server: RedisServer, admin: redis.Redis, *commands: str, keys: list[str] | None = None
+) -> str:
+    """The URL of a user ``app`` on ``server`` that may run every command but ``commands``, on
+    ``keys`` (patterns; all by default); called again, it sets the user's rights anew. A write
+    the service makes after its change is stored then fails, as when Redis goes away between
+    the two."""
     admin.acl_setuser(
-        "app", enabled=True, passwords=["+app-pw"], keys=["*"], channels=["*"],
-        categories=["+@all"], commands=[f"-{c}" for c in commands],
+        "app", enabled=True, passwords=["+app-pw"], keys=keys or ["*"], reset_keys=True,
+        channels=["*"], categories=["+@all"], commands=[f"-{c}" for c in commands],
     )  # fmt: skip
     return server.url.replace("redis://", "redis://app:app-pw@")

@@ -22,7 +22,7 @@ from tests.live.helpers import auth, create, entries, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
 from tests.players.receiver import Received, Receiver, receiver
-from tests.redis_clients import user_without
+from tests.redis_clients import NOT_HOOKS, user_without
 
 
 @pytest.fixture()
@@ -136,23 +136,31 @@ def test_a_failed_delivery_is_retried_with_backoff(server: str, hooks: Receiver)
         hooks.next(timeout=2)
 
 
-def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(hooks: Receiver) -> None:
-    # The app's own Redis user may not ZADD: the change is stored, then its delivery is refused.
+@pytest.mark.parametrize("refused", ["queue", "lookup"])
+def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
+    hooks: Receiver, refused: str
+) -> None:
+    # The change is stored, then Redis refuses its deliveries (the app's own Redis user may not
+    # ZADD), or the player's webhooks they are made from.
     with RedisServer() as redis_server:
         admin = redis.Redis.from_url(redis_server.url)
-        app_url = user_without(redis_server, admin, "zadd")
+        app_url = user_without(redis_server, admin)
         worker_env = {**ENV, "REDIS_URL": redis_server.url}
         with start_gunicorn(app_url, env=ENV, with_worker=False) as base, worker(worker_env):
             ann = new_player(base, "ann")
             secret = register(base, ann, hooks.url + "/turns").json()["secret"]
+            if refused == "queue":
+                user_without(redis_server, admin, "zadd")
+            else:
+                user_without(redis_server, admin, keys=NOT_HOOKS)
             players = [
                 {"name": "ann", "player_token": ann["player_token"]},
                 {"name": "c", "bot": "greedy"},
             ]
-            gid = create(base, players=players, auto_deal=True)["game_id"]
+            gid = create(base, players=players, auto_deal=True)["game_id"]  # 201: it was made
             with pytest.raises(queue.Empty):
                 hooks.next(timeout=2)
-            admin.acl_setuser("app", commands=["+zadd"])
+            user_without(redis_server, admin)
             body = verified(hooks.next(timeout=10), secret)
     assert body["type"] == "your_turn" and body["data"]["game_id"] == gid
 

@@ -274,7 +274,7 @@ def test_a_hand_over_redis_refused_is_made_once_redis_takes_it(redis_server: Red
             stalled = {gid: view(base, gid)["version"] for gid in (bots, clocked)}
             time.sleep(1.0)
             assert {gid: view(base, gid)["version"] for gid in stalled} == stalled
-            admin.acl_setuser("app", commands=["+xadd", "+zadd"])
+            user_without(redis_server, admin)
             deadline = time.monotonic() + 10
             while any(view(base, gid)["version"] == v for gid, v in stalled.items()):
                 assert time.monotonic() < deadline, "a game whose hand-over failed stays stalled"
