@@ -19,8 +19,15 @@ def flushed_client(server: RedisServer) -> Iterator[redis.Redis]:
     client.close()
 
 
-#: Key patterns for every key but a player's webhooks (``...}:hooks``): ACLs only allow.
-NOT_HOOKS = ["*[^s]", "*[^k]s", "*[^o]ks", "*[^o]oks", "*[^h]ooks", "*[^:]hooks", "*[^}]:hooks"]
+def keys_not_starting(prefix: str) -> list[str]:
+    """Key patterns for every key that does not start with ``prefix`` (ACLs only allow)."""
+    return [f"{prefix[:i]}[^{c}]*" for i, c in enumerate(prefix)]
+
+
+def keys_not_ending(suffix: str) -> list[str]:
+    """Key patterns for every key that does not end with ``suffix``."""
+    n = len(suffix)
+    return [f"*[^{suffix[n - 1 - i]}]{suffix[n - i :]}" for i in range(n)]
 
 
 def user_without(

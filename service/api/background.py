@@ -8,19 +8,14 @@ played whether or not anyone watches. Reading a game never plays one.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
-
-import redis
 
 from service import rules
 from service.seating import Table, server_move_due
 from service.store.work import WorkQueue
 
-from .owed import OWED
-
-log = logging.getLogger(__name__)
+from .owed import write_or_owe
 
 #: CPU seconds of server moves one request may make before handing the rest to the worker.
 REQUEST_BUDGET_SECONDS = 0.2
@@ -38,17 +33,12 @@ def hand_over(
     """Queue the game's server moves left after a stored change, or schedule its clock.
 
     The change is stored already, so a Redis error here is not answered (a 503 would tell the
-    client its action failed): the hand-over is owed (:data:`OWED`), made again until Redis
-    takes it."""
+    client its action failed): the hand-over is owed, made once Redis takes it."""
     if server_move_due(state, table, now_ms):
         due = None
     elif (due := table.wakes_at()) is None:
         return
-    try:
-        _queue(work, game_id, due)
-    except redis.RedisError as err:
-        log.warning("game %s: server moves not queued yet: %s", game_id, err)
-        OWED.add(f"work:{game_id}", lambda: _queue(work, game_id, due))
+    write_or_owe(f"work:{game_id}", lambda: _queue(work, game_id, due))
 
 
 def _queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:

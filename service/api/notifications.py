@@ -12,23 +12,19 @@ worker (service/worker/deliveries).
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
-import redis
 
 from service import rules
 from service.rules.log import Kind, rfc3339
 from service.seating import TURN_STARTS, Applied, Table
 from service.store.hooks import Delivery, HookEvent, Webhooks
 
-from .owed import OWED
+from .owed import write_or_owe
 from .store_access import store
-
-log = logging.getLogger(__name__)
 
 BOT_PLAYER_PREFIX = "bot-"  # a bot level's own player: it has no webhooks
 
@@ -38,8 +34,8 @@ def notify(
 ) -> None:
     """Queue what this stored change (``applied``, ending at ``version``) owes to webhooks.
 
-    The change is stored already, so a Redis error is not answered: the deliveries are owed
-    (:data:`OWED`), made once Redis takes them, under the ids they were first given."""
+    The change is stored already, so a Redis error is not answered: the deliveries are owed,
+    made once Redis takes them, under the ids they were first given."""
     if not applied or not any(_player(table, seat) for seat in range(len(table.seats))):
         return
     hooks, at_ms = store().hooks, applied[-1].record.at_ms
@@ -50,11 +46,7 @@ def notify(
             made.extend(_all_deliveries(hooks, game_id, state, table, applied, version))
         hooks.enqueue(made, at_ms)
 
-    try:
-        enqueue()
-    except redis.RedisError as err:
-        log.warning("notifications of %s not queued yet: %s", game_id, err)
-        OWED.add(f"hooks:{game_id}:{version}", enqueue)
+    write_or_owe(f"hooks:{game_id}:{version}", enqueue)
 
 
 def _all_deliveries(

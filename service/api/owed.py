@@ -1,14 +1,16 @@
 """Writes a stored change owes to keys outside its game, made again until Redis takes them.
 
-After a change is stored, its request queues the game for the worker and the webhook deliveries
-it owes. Those keys lie outside the game's hash slot, so no script can write them with the
-change, and a Redis that goes away between the two cannot be answered with a 503: the action
-was made. Each such write waits here, and one thread of the process makes it again every
-:data:`RETRY_SECONDS` until Redis takes it. Without it a game whose bot or absent person is to
-move waits for a change nobody can make, and a player is never told it is their turn.
+After a change is stored, its request queues the game for the worker, the webhook deliveries it
+owes, and the lobby's listing of its table. Those keys lie outside the game's hash slot, so no
+script can write them with the change, and a Redis that goes away between the two cannot be
+answered with a 503: the action was made. Each such write waits here, and one thread of the
+process makes it again every :data:`RETRY_SECONDS` until Redis takes it. Without it a game
+whose bot or absent person is to move waits for a change nobody can make, a player is never
+told it is their turn, and a full table stays listed.
 
 Every write owed is idempotent (a queued game is decided from its stored record when its job
-runs; a delivery is stored under its own id), so one made twice or late does no harm. A process
+runs; a delivery is stored under its own id; a table is listed or taken out by its id), so one
+made twice or late does no harm. A process
 that dies while Redis is away still loses what it owed.
 """
 
@@ -18,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import redis
 
@@ -28,16 +31,26 @@ RETRY_SECONDS = 1.0
 MAX_OWED = 10_000
 
 
+def write_or_owe(key: str, write: Callable[[], Any]) -> None:
+    """Make ``write`` now (what it returns is not used) or, if Redis refuses it, owe it under
+    ``key``. A write needs no request or app context: it runs on the owing thread too."""
+    try:
+        write()
+    except redis.RedisError as err:
+        log.warning("%s: not written yet: %s", key, err)
+        OWED.add(key, write)
+
+
 class Owed:
     """Writes Redis refused, by key (a newer write under a key replaces the older); the thread
     that makes them runs only while some wait."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._writes: dict[str, Callable[[], None]] = {}
+        self._writes: dict[str, Callable[[], Any]] = {}
         self._thread: threading.Thread | None = None
 
-    def add(self, key: str, write: Callable[[], None]) -> None:
+    def add(self, key: str, write: Callable[[], Any]) -> None:
         with self._lock:
             if key not in self._writes and len(self._writes) >= MAX_OWED:
                 dropped = next(iter(self._writes))
@@ -61,7 +74,7 @@ class Owed:
                 waiting = list(self._writes.items())
             self._retry(waiting)
 
-    def _retry(self, waiting: list[tuple[str, Callable[[], None]]]) -> None:
+    def _retry(self, waiting: list[tuple[str, Callable[[], Any]]]) -> None:
         for key, write in waiting:
             try:
                 write()

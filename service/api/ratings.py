@@ -10,8 +10,10 @@ or replayed requests get there.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
+import redis
 from openskill.models import PlackettLuce
 
 from service import rules
@@ -20,6 +22,8 @@ from service.store import GameRecord
 from service.store.players import Player, Result, bot_player_id
 
 from .store_access import store
+
+log = logging.getLogger(__name__)
 
 #: openskill's defaults (mu 25, sigma 25/3), as the contract says.
 MODEL = PlackettLuce()
@@ -55,7 +59,19 @@ def new_ratings(players: Sequence[Player], state: rules.GameState) -> list[Resul
 
 
 def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
-    """Rate every seat of a finished rated game (each once); how many were rated now."""
+    """Rate every seat of a finished rated game (each once); how many were rated now.
+
+    The change that ended the game is stored, and marks its ratings pending: if Redis refuses
+    them now, that is logged, not answered, and the game's next read rates it (each seat once
+    still)."""
+    try:
+        return _rate(game_id, state, table)
+    except redis.RedisError as err:
+        log.warning("ratings of %s left for its next read: %s", game_id, err)
+        return 0
+
+
+def _rate(game_id: str, state: rules.GameState, table: Table) -> int:
     ids = seat_players(table)
     players = [store().players.get(p) if p else None for p in ids]
     known = [p for p in players if p is not None]

@@ -54,6 +54,7 @@ from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify
 from .observability import record_cas_conflict, record_move
+from .owed import write_or_owe
 from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
@@ -375,7 +376,8 @@ def create(
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
     if table.listing.public and not table.full:
-        store().lobby.add(game_id, table.created_ms)
+        lobby, listed = store().lobby, table.created_ms
+        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
     payload = orjson.dumps(answer(game_id))
     keep_unscoped(key, KeptResponse(201, payload))  # if another won, the game made here expires
     headers = {"Location": location(game_id)}
@@ -383,11 +385,13 @@ def create(
 
 
 def delist_if_full(game_id: str, table: Table) -> None:
-    """A public table leaves the lobby, and a seek table its bucket, once every seat is taken."""
+    """A public table leaves the lobby, and a seek table its bucket, once every seat is taken
+    (owed if Redis refuses: the change that filled it is stored)."""
+    lobby = store().lobby
     if table.full and table.listing.public:
-        store().lobby.remove(game_id)
-    if table.full and table.listing.seek:
-        store().lobby.close(table.listing.seek, game_id)
+        write_or_owe(f"delist:{game_id}", lambda: lobby.remove(game_id))
+    if table.full and (bucket := table.listing.seek):
+        write_or_owe(f"close:{game_id}", lambda: lobby.close(bucket, game_id))
 
 
 def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:

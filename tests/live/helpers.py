@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+import pytest
 import requests
 
 TIMEOUT = 30
@@ -28,6 +29,21 @@ def send(method: str, url: str, **kwargs: Any) -> requests.Response:
             return r
         time.sleep(float(r.headers.get("Retry-After", "1")))
     return r
+
+
+def answered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The status of every answer the tests' requests get from now on (their helpers send a
+    POST again after a 503, and may get its kept answer then)."""
+    statuses: list[int] = []
+    request = requests.request
+
+    def recorded(*args: Any, **kwargs: Any) -> requests.Response:
+        response = request(*args, **kwargs)
+        statuses.append(response.status_code)
+        return response
+
+    monkeypatch.setattr(requests, "request", recorded)
+    return statuses
 
 
 def auth(token: str | None) -> dict[str, str]:

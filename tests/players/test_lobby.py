@@ -11,12 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import redis
 import requests
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
-from tests.live.helpers import auth, create, send
+from tests.live.helpers import answered, auth, create, send
 from tests.players.conftest import ENV
+from tests.redis_clients import user_without
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +56,41 @@ def test_a_public_table_is_listed_until_its_seats_are_filled(server: str) -> Non
     assert made["game_id"] not in [t["game_id"] for t in lobby(server)]
     bad = requests.get(f"{server}/api/v1/lobby", params={"players": 99}, timeout=10)
     assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
+
+
+def listed_within(base: str, gid: str, listed: bool, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while (gid in [t["game_id"] for t in lobby(base)]) != listed:
+        assert time.monotonic() < deadline, f"{gid} listed: {not listed}"
+        time.sleep(0.1)
+
+
+def test_a_listing_redis_refused_is_made_once_redis_takes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The app's own Redis user may not ZADD nor ZREM: the table is made and filled, then its
+    # listing and its delisting are refused, as when Redis goes away in between.
+    with RedisServer() as redis_server:
+        admin = redis.Redis.from_url(redis_server.url)
+        app_url = user_without(redis_server, admin, "zadd", "zrem")
+        with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
+            answers = answered(monkeypatch)
+            made = create(base, players=["ann", {"open": True}], public=True)
+            gid = made["game_id"]
+            listed_within(base, gid, False)
+            user_without(redis_server, admin)
+            listed_within(base, gid, True)
+            user_without(redis_server, admin, "zadd", "zrem")
+            (seat,) = made["seats"][1:]
+            joined = send(
+                "POST",
+                f"{base}/api/v1/games/{gid}/join",
+                json={"invite": seat["invite"], "name": "bo"},
+            )
+            assert joined.status_code == 201, joined.text
+            assert answers == [201, 201]  # each on its first try
+            user_without(redis_server, admin)
+            listed_within(base, gid, False)
 
 
 def seek(base: str, name: str, **extra: Any) -> dict[str, Any]:

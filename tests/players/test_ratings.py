@@ -7,11 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import redis
 import requests
 from openskill.models import PlackettLuce
 
-from tests.live.helpers import auth, create, send
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from tests.live.helpers import answered, auth, create, send
+from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out, player
+from tests.redis_clients import keys_not_starting, user_without
 
 
 def expected_ratings(
@@ -54,6 +59,31 @@ def test_a_rated_game_rates_every_seat_once_as_openskill_does(server: str, seats
     )
     assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
     assert [player(server, p["player_id"]) for p in people] == after
+
+
+def test_ratings_redis_refused_are_made_by_the_next_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app's own Redis user may not touch players once the game is made: the move that ends
+    # it is stored, then its ratings are refused, as when Redis goes away in between.
+    with RedisServer() as redis_server:
+        admin = redis.Redis.from_url(redis_server.url)
+        app_url = user_without(redis_server, admin)
+        with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
+            people = [new_player(base, f"p{i}") for i in range(2)]
+            game = create(
+                base,
+                players=[{"name": p["name"], "player_token": p["player_token"]} for p in people],
+                rated=True,
+                options={"rounds": 1},
+            )
+            user_without(redis_server, admin, keys=keys_not_starting("mt:{player:"))
+            answers = answered(monkeypatch)
+            play_out(base, game, seed=3)
+            assert set(answers) == {200}  # the game-ending move's too, on its first try
+            user_without(redis_server, admin)
+            assert [player(base, p["player_id"])["games"] for p in people] == [0, 0]
+            view = requests.get(f"{base}/api/v1/games/{game['game_id']}", timeout=10)
+            assert view.status_code == 200 and view.json()["status"] == "game_over"
+            assert [player(base, p["player_id"])["games"] for p in people] == [1, 1]
 
 
 def test_a_rated_game_needs_a_player_or_a_bot_in_every_seat(server: str) -> None:

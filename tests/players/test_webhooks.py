@@ -18,11 +18,11 @@ from standardwebhooks.webhooks import Webhook
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from devstack.worker import worker
-from tests.live.helpers import auth, create, entries, send
+from tests.live.helpers import answered, auth, create, entries, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
 from tests.players.receiver import Received, Receiver, receiver
-from tests.redis_clients import NOT_HOOKS, user_without
+from tests.redis_clients import keys_not_ending, user_without
 
 
 @pytest.fixture()
@@ -138,7 +138,7 @@ def test_a_failed_delivery_is_retried_with_backoff(server: str, hooks: Receiver)
 
 @pytest.mark.parametrize("refused", ["queue", "lookup"])
 def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
-    hooks: Receiver, refused: str
+    hooks: Receiver, refused: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The change is stored, then Redis refuses its deliveries (the app's own Redis user may not
     # ZADD), or the player's webhooks they are made from.
@@ -152,12 +152,14 @@ def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
             if refused == "queue":
                 user_without(redis_server, admin, "zadd")
             else:
-                user_without(redis_server, admin, keys=NOT_HOOKS)
+                user_without(redis_server, admin, keys=keys_not_ending("}:hooks"))
             players = [
                 {"name": "ann", "player_token": ann["player_token"]},
                 {"name": "c", "bot": "greedy"},
             ]
-            gid = create(base, players=players, auto_deal=True)["game_id"]  # 201: it was made
+            answers = answered(monkeypatch)
+            gid = create(base, players=players, auto_deal=True)["game_id"]
+            assert answers == [201]  # on its first try
             with pytest.raises(queue.Empty):
                 hooks.next(timeout=2)
             user_without(redis_server, admin)
