@@ -238,10 +238,3 @@ return out
 # KEYS[1] = a seat transfer ticket's record
 # Spends the ticket: {0} unknown or expired, {1} spent already, {2, record} now spent (the key
 # keeps its expiry, so a second claim within it is told apart from an unknown ticket).
-CLAIM_TRANSFER = """
-local found = redis.call('GET', KEYS[1])
-if not found then return {0} end
-if found == 'spent' then return {1} end
-redis.call('SET', KEYS[1], 'spent', 'KEEPTTL')
-return {2, found}
-"""

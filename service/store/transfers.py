@@ -1,8 +1,13 @@
 """One-time seat transfer tickets: a seat moved to another device.
 
 ``mt:{<id>}:transfer:<sha256(ticket)>`` string, for ``TRANSFER_SECONDS``: the seat and the
-digest of the token that asked for the ticket (never a token), then ``spent`` once claimed (the
-claim is one script), so a second claim is told apart from an unknown ticket until it expires.
+digest of the token that asked for the ticket (never a token), then ``spent`` once claimed, so
+a second claim is told apart from an unknown ticket until it expires.
+
+A claim reads the ticket, and marks it spent only once the seat's new token is stored: a
+refused claim (a stale ``If-Match``, a lost race) leaves it to be claimed again. What makes a
+ticket work once is the game's compare-and-set: the claim stores the new token only if the seat
+still has the digest the ticket names, which a claim changes.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import orjson
 import redis
 from redis.cluster import RedisCluster
 
-from . import keys, scripts
+from . import keys
 
 #: A transfer ticket is claimed within this many seconds of its issue, or never.
 TRANSFER_SECONDS = 600
@@ -31,25 +36,33 @@ class Transfer:
 class Claim(Enum):
     UNKNOWN = 0
     SPENT = 1
-    CLAIMED = 2
+    CLAIMED = 2  # found, to be claimed
+
+
+#: A claimed ticket's value until it expires.
+SPENT = b"spent"
 
 
 class Transfers:
     def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self.client = client
-        self._claim = client.register_script(scripts.CLAIM_TRANSFER)
 
     def issue(self, game_id: str, ticket: str, transfer: Transfer) -> None:
         record = orjson.dumps({"seat": transfer.seat, "digest": transfer.digest.hex()})
         self.client.set(keys.transfer_key(game_id, ticket), record, ex=TRANSFER_SECONDS)
 
-    def claim(self, game_id: str, ticket: str) -> tuple[Claim, Transfer | None]:
-        """Spend the ticket: what it moves, once; a spent or unknown ticket moves nothing."""
+    def find(self, game_id: str, ticket: str) -> tuple[Claim, Transfer | None]:
+        """What the ticket moves, unless it is spent or unknown (it stays as it is)."""
         if not keys.valid_game_id(game_id):
             return Claim.UNKNOWN, None
-        found = self._claim(keys=[keys.transfer_key(game_id, ticket)])
-        claim = Claim(int(found[0]))
-        if claim is not Claim.CLAIMED:
-            return claim, None
-        record = orjson.loads(found[1])
-        return claim, Transfer(int(record["seat"]), bytes.fromhex(record["digest"]))
+        found = self.client.get(keys.transfer_key(game_id, ticket))
+        if not isinstance(found, bytes):
+            return Claim.UNKNOWN, None
+        if found == SPENT:
+            return Claim.SPENT, None
+        record = orjson.loads(found)
+        return Claim.CLAIMED, Transfer(int(record["seat"]), bytes.fromhex(record["digest"]))
+
+    def spend(self, game_id: str, ticket: str) -> None:
+        """Mark the claimed ticket spent until it would have expired (gone already: nothing)."""
+        self.client.set(keys.transfer_key(game_id, ticket), SPENT, keepttl=True, xx=True)

@@ -79,6 +79,22 @@ def test_a_claim_retried_with_its_idempotency_key_gets_its_first_answer(live: st
     assert (other.status_code, other.json()["code"]) == (409, "transfer_used")
 
 
+def test_a_refused_claim_leaves_the_ticket_to_be_claimed(live: str, everything: Any) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid, token = game["game_id"], game["seats"][1]["token"]
+    ticket = ticket_for(live, gid, token).json()["ticket"]
+    before = everything(gid)
+    url = f"{live}/api/v1/games/{gid}/transfers/claim"
+    # Without an Idempotency-Key (with one, the kept answer's lookup checks If-Match first).
+    stale = requests.post(url, json={"ticket": ticket}, headers={"If-Match": '"9"'}, timeout=10)
+    assert (stale.status_code, stale.json()["code"]) == (412, "stale_version"), stale.text
+    assert everything(gid) == before
+    moved = claim(live, gid, ticket)
+    assert moved.status_code == 201, moved.text
+    again = claim(live, gid, ticket)
+    assert (again.status_code, again.json()["code"]) == (409, "transfer_used")
+
+
 def test_a_ticket_of_a_seat_that_changed_hands_moves_nothing(live: str) -> None:
     game = create(live, players=["ann", "bo"])
     gid, bo = game["game_id"], game["seats"][1]["token"]

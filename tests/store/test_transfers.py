@@ -1,4 +1,5 @@
-"""Seat transfer tickets in Redis: a digest of the token, never the token; claimed once."""
+"""Seat transfer tickets in Redis: a digest of the token, never the token; found until
+spent, and spent until they expire."""
 
 from __future__ import annotations
 
@@ -16,11 +17,19 @@ def test_a_ticket_is_claimed_once_and_keeps_no_secret(redis_client: redis.Redis)
     stored = redis_client.get(key) or b""
     assert token.encode() not in stored and b"tt.secret" not in stored + key.encode()
     assert 0 < redis_client.ttl(key) <= TRANSFER_SECONDS
-    assert transfers.claim("gamebbbb", "tt.secret") == (Claim.UNKNOWN, None)
-    assert transfers.claim("gameaaaa", "tt.secret") == (
-        Claim.CLAIMED,
-        Transfer(2, hash_token(token)),
-    )
-    assert transfers.claim("gameaaaa", "tt.secret") == (Claim.SPENT, None)
+    assert transfers.find("gamebbbb", "tt.secret") == (Claim.UNKNOWN, None)
+    found = (Claim.CLAIMED, Transfer(2, hash_token(token)))
+    assert transfers.find("gameaaaa", "tt.secret") == found
+    assert transfers.find("gameaaaa", "tt.secret") == found  # finding spends nothing
+    transfers.spend("gameaaaa", "tt.secret")
+    assert transfers.find("gameaaaa", "tt.secret") == (Claim.SPENT, None)
     assert 0 < redis_client.ttl(key) <= TRANSFER_SECONDS  # spent, and still expires
-    assert transfers.claim("../../x", "tt.secret") == (Claim.UNKNOWN, None)
+    assert transfers.find("../../x", "tt.secret") == (Claim.UNKNOWN, None)
+
+
+def test_a_ticket_gone_meanwhile_is_not_made_again_by_its_spending(
+    redis_client: redis.Redis,
+) -> None:
+    transfers = Transfers(redis_client)
+    transfers.spend("gameaaaa", "tt.expired")
+    assert redis_client.exists(keys.transfer_key("gameaaaa", "tt.expired")) == 0

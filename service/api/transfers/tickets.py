@@ -20,6 +20,7 @@ from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 from ..codes import Problem
 from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
+from ..owed import write_or_owe
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import Decision, Loaded, load_game, now_ms, transact, with_seat_token
@@ -46,7 +47,7 @@ def issue(game_id: str) -> dict[str, Any]:
 
 
 def claim(game_id: str, ticket: str) -> Response:
-    """Spend the ticket: the seat's new token, the old one revoked. With an Idempotency-Key
+    """Claim the ticket: the seat's new token, the old one revoked. With an Idempotency-Key
     the answer is kept (sealed: it holds the token), and a retry of a claim whose answer was
     lost gets it, where the spent ticket alone would answer 409 and the seat's new token
     would be lost with its old one revoked."""
@@ -54,17 +55,29 @@ def claim(game_id: str, ticket: str) -> Response:
     scope = CLAIM_SCOPE + ticket
     if request_idempotency_key() is not None:
         _replay_kept(game_id, scope)
-    outcome, moved = store().transfers.claim(game_id, ticket)
+    transfers = store().transfers
+    outcome, moved = transfers.find(game_id, ticket)
     if outcome is Claim.SPENT:
-        raise ApiError(Problem.TRANSFER_USED, "This transfer ticket was claimed already.")
+        raise used()
     if moved is None:
         raise gone()
-    return transact(game_id, lambda g: _moved(g, moved), attempts=8, scope=scope)
+    try:
+        answer = transact(game_id, lambda g: _moved(g, moved), attempts=8, scope=scope)
+    except ApiError as err:
+        # A concurrent claim of this ticket won: its seat has another token now.
+        if (
+            err.kind is Problem.TRANSFER_NOT_FOUND
+            and transfers.find(game_id, ticket)[0] is Claim.SPENT
+        ):
+            raise used() from None
+        raise
+    write_or_owe(f"transfer:{game_id}", lambda: transfers.spend(game_id, ticket))
+    return answer
 
 
 def _replay_kept(game_id: str, scope: str) -> None:
     """Raise the kept answer to this claim's Idempotency-Key, if there is one, before the
-    ticket is spent (an unknown game is left to the claim to answer, as without a key)."""
+    ticket is read (an unknown game is left to the claim to answer, as without a key)."""
     try:
         load_game(game_id, mutating=True, scope=scope, mark=False)
     except ApiError as err:
@@ -85,6 +98,10 @@ def _moved(g: Loaded, moved: Transfer) -> Decision:
         return 201, {**body, "version": version}
 
     return Decision(record, [], with_seat_token(g, seat, token), answer=answer, secret=True)
+
+
+def used() -> ApiError:
+    return ApiError(Problem.TRANSFER_USED, "This transfer ticket was claimed already.")
 
 
 def gone() -> ApiError:
