@@ -4,6 +4,7 @@ token stops working at once, on its open stream too; a ticket works once."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import redis
 import requests
 
 from devstack.redis_server import RedisServer
-from tests.live.helpers import SSE, auth, create, send, sse_entries
+from tests.live.helpers import SSE, auth, create, entries, send, sse_entries
 
 
 def ticket_for(base: str, gid: str, token: str | None) -> requests.Response:
@@ -93,6 +94,25 @@ def test_a_refused_claim_leaves_the_ticket_to_be_claimed(live: str, everything: 
     assert moved.status_code == 201, moved.text
     again = claim(live, gid, ticket)
     assert (again.status_code, again.json()["code"]) == (409, "transfer_used")
+
+
+def test_concurrent_claims_of_one_ticket_move_the_seat_once(live: str) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid = game["game_id"]
+    ticket = ticket_for(live, gid, game["seats"][1]["token"]).json()["ticket"]
+    url = f"{live}/api/v1/games/{gid}/transfers/claim"
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(
+            pool.map(lambda _: requests.post(url, json={"ticket": ticket}, timeout=10), range(8))
+        )
+    assert sorted(a.status_code for a in answers)[0] == 201
+    assert [a.status_code for a in answers].count(201) == 1
+    assert {a.json()["code"] for a in answers if a.status_code != 201} <= {
+        "transfer_used",
+        "transfer_not_found",
+    }
+    log = entries(live, gid)["entries"]
+    assert [e["action"]["action"] for e in log].count("transfer") == 1
 
 
 def test_a_ticket_of_a_seat_that_changed_hands_moves_nothing(live: str) -> None:
