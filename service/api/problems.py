@@ -83,6 +83,9 @@ class ProblemSchema(ma.Schema):
     ratelimit = ma.fields.Nested(
         RateLimitSchema, metadata={"description": "429 from the service: the limit passed"}
     )
+    game_id = ma.fields.String(
+        metadata={"description": "409 `already_seated`: the table where the seeker sits already"}
+    )
 
 
 class ApiError(Exception):

@@ -39,11 +39,13 @@ class Lobby:
         if game_ids:
             self.client.zrem(keys.LOBBY, *game_ids)
 
-    def claim(self, bucket: str, fresh_id: str, seats: int, now_ms: int) -> tuple[str, int, bool]:
+    def claim(
+        self, bucket: str, fresh_id: str, seats: int, now_ms: int, player: str | None = None
+    ) -> tuple[str, int, bool]:
         """The next seeker's table and seat in ``bucket``; ``True`` when the table is new (the
-        seeker makes it, as ``fresh_id``)."""
+        seeker makes it, as ``fresh_id``). Seat -1: that table seats ``player`` already."""
         game, seat, created = self._claim(
-            keys=list(keys.seek_keys(bucket)), args=[fresh_id, seats, now_ms]
+            keys=list(keys.seek_keys(bucket)), args=[fresh_id, seats, now_ms, player or ""]
         )
         return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
 

@@ -187,26 +187,37 @@ redis.call('HINCRBY', KEYS[1], 'w', ARGV[4])
 return 1
 """
 
-# KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats
+# KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats, and
+# (field "<table>|p") the players seated by seeks as " <id> <id> " (an id holds no space)
 # ARGV[1] = a fresh game id  ARGV[2] = seats a table has  ARGV[3] = now (ms)
+# ARGV[4] = the seeker's player id, or "" (anonymous)
 # The seat of the next seeker: the first free seat of the oldest table with one (a table is
 # dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
-# ARGV[1]. Returns {game id, seat, 1 if the table is new}. One script, so concurrent seeks are
-# served one after another and no table is ever given more seekers than seats.
+# ARGV[1]. Returns {game id, seat, 1 if the table is new}, or {game id, -1, 0} when that table
+# already seats the player. One script, so concurrent seeks are served one after another and
+# no table is ever given more seekers than seats, nor a player twice.
 CLAIM_SEEK_SEAT = """
 local size = tonumber(ARGV[2])
+local player = ARGV[4]
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
 if oldest[1] then
   local game = oldest[1]
+  local seated = redis.call('HGET', KEYS[2], game .. '|p') or ' '
+  if player ~= '' and string.find(seated, ' ' .. player .. ' ', 1, true) then
+    return {game, -1, 0}
+  end
   local seat = redis.call('HINCRBY', KEYS[2], game, 1) - 1
   if seat + 1 >= size then
     redis.call('ZREM', KEYS[1], game)
-    redis.call('HDEL', KEYS[2], game)
+    redis.call('HDEL', KEYS[2], game, game .. '|p')
+  elseif player ~= '' then
+    redis.call('HSET', KEYS[2], game .. '|p', seated .. player .. ' ')
   end
   return {game, seat, 0}
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], 1)
+if player ~= '' then redis.call('HSET', KEYS[2], ARGV[1] .. '|p', ' ' .. player .. ' ') end
 return {ARGV[1], 0, 1}
 """
 
@@ -216,7 +227,7 @@ return {ARGV[1], 0, 1}
 CLOSE_SEEK_TABLE = """
 local claimed = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p')
 return claimed
 """
 

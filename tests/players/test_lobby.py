@@ -18,6 +18,7 @@ from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from tests.live.helpers import answered, auth, create, send
 from tests.players.conftest import ENV
+from tests.players.helpers import new_player
 from tests.redis_clients import user_without
 
 
@@ -56,6 +57,29 @@ def test_a_public_table_is_listed_until_its_seats_are_filled(server: str) -> Non
     assert made["game_id"] not in [t["game_id"] for t in lobby(server)]
     bad = requests.get(f"{server}/api/v1/lobby", params={"players": 99}, timeout=10)
     assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
+
+
+def test_a_player_is_never_seated_twice_at_one_seek_table(server: str) -> None:
+    bo, cy = new_player(server, "bo"), new_player(server, "cy")
+    body = {"players": 3, "rated": True, "turn_seconds": 123}
+    first = seek(server, "bo", **body, player_token=bo["player_token"])
+    again = send(
+        "POST", f"{server}/api/v1/lobby/seek",
+        json={"name": "bo", **body, "player_token": bo["player_token"]},
+    )  # fmt: skip
+    assert (again.status_code, again.json()["code"]) == (409, "already_seated"), again.text
+    assert again.json()["game_id"] == first["game_id"]
+    other = seek(server, "cy", **body, player_token=cy["player_token"])
+    assert (other["game_id"], other["seat"]) == (first["game_id"], 1)
+    # Concurrent seeks by one player: one seat at most, at a table of a bucket of their own.
+    fresh = {"players": 2, "rated": True, "turn_seconds": 124}
+    url, who = f"{server}/api/v1/lobby/seek", {"name": "cy", "player_token": cy["player_token"]}
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda _: send("POST", url, json={**who, **fresh}), range(6)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [201] + [409] * 5, [a.text for a in answers]
+    table = requests.get(f"{server}/api/v1/games/{answers[0].json()['game_id']}", timeout=10)
+    assert [p["name"] for p in table.json()["players"]].count("cy") == 1
 
 
 def listed_within(base: str, gid: str, listed: bool, seconds: float = 5) -> None:

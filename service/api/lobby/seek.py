@@ -91,7 +91,15 @@ def seek(body: dict[str, Any]) -> Response:
 def _seat(wanted: Seek) -> Response:
     for _ in range(SEEK_ATTEMPTS):
         fresh = new_game_id()
-        game_id, seat, made = store().lobby.claim(wanted.bucket, fresh, wanted.players, now_ms())
+        game_id, seat, made = store().lobby.claim(
+            wanted.bucket, fresh, wanted.players, now_ms(), wanted.player
+        )
+        if seat < 0:
+            raise ApiError(
+                Problem.ALREADY_SEATED,
+                "This player already has a seat at the table this seek would give.",
+                extra={"game_id": game_id},
+            )
         if made:
             return make_table(game_id, wanted)
         seated = take_seat(game_id, seat, wanted)
