@@ -68,6 +68,7 @@ class Problem(StrEnum):
     GAME_NOT_OVER = "game_not_over", 409
     SEAT_TAKEN = "seat_taken", 409
     ALREADY_SEATED = "already_seated", 409
+    REMATCH_CLOSED = "rematch_closed", 409
     CONFLICT = "conflict", 409
     # 412-431: preconditions and sizes
     STALE_VERSION = "stale_version", 412

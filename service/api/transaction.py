@@ -401,7 +401,7 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
     if not listing.rematch_of or listing.claim_until_ms is None or now < listing.claim_until_ms:
         return [], None
     g.table.listing = replace(listing, claim_until_ms=None)
-    claimed = store().rematch_claims(listing.rematch_of)
+    claimed = store().close_rematch_claims(listing.rematch_of)
     applied, digests = [], list(g.record.seat_digests)
     for n, seat in enumerate(g.table.seats):
         if seat.kind == SeatKind.PERSON and str(n) not in claimed:

@@ -10,6 +10,7 @@ from .games import (
     IdempotentReplay,
     KeptResponse,
     LogFull,
+    RematchClosed,
     StoreError,
     VersionConflict,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "IdempotentReplay",
     "KeptResponse",
     "LogFull",
+    "RematchClosed",
     "StoreError",
     "VersionConflict",
     "connect",

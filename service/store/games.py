@@ -55,6 +55,10 @@ class GameNotFound(StoreError):
     pass
 
 
+class RematchClosed(StoreError):
+    """A seat's first claim of its place in the rematch, after the claim window closed."""
+
+
 class LogFull(StoreError):
     """The change would grow the game's log past :data:`MAX_LOG_ENTRIES`: nothing was written."""
 
@@ -270,6 +274,7 @@ class GameStore:
         self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
         self._count = client.register_script(scripts.COUNT_REQUEST)
         self._claim_rematch = client.register_script(scripts.CLAIM_REMATCH)
+        self._close_rematch_claims = client.register_script(scripts.CLOSE_REMATCH_CLAIMS)
         self.work = WorkQueue(client)
         self.tickets = Tickets(client)
         self.stream_slots = StreamSlots(client)
@@ -491,18 +496,23 @@ class GameStore:
             for game_id, fields in zip(game_ids, pipe.execute(), strict=True)
         ]
 
-    def claim_rematch(self, game_id: str, who: str) -> bool:
+    def claim_rematch(self, game_id: str, who: str, *, closes: bool = True) -> bool:
         """Record that ``who`` (a seat, or the table) took its place in the game's rematch;
         True the first time. Kept beside the record, not a change of the game. Raises
-        GameNotFound when the game is gone."""
-        claimed = int(self._claim_rematch(keys=[keys.game_key(game_id)], args=[f"rc:{who}"]))
-        if claimed < 0:
+        GameNotFound when the game is gone, and RematchClosed for a first claim that
+        ``closes`` with the claim window, once it closed."""
+        args: list[str | int] = [f"rc:{who}", int(closes)]
+        claimed = int(self._claim_rematch(keys=[keys.game_key(game_id)], args=args))
+        if claimed == -1:
             raise GameNotFound(game_id)
+        if claimed == -2:
+            raise RematchClosed(game_id)
         return claimed == 1
 
-    def rematch_claims(self, game_id: str) -> set[str]:
-        """Who took their place in the game's rematch (the game gone: nobody)."""
-        fields = self.client.hkeys(keys.game_key(game_id))
+    def close_rematch_claims(self, game_id: str) -> set[str]:
+        """Close the game's rematch claims: who took their place in time (the game gone:
+        nobody)."""
+        fields = self._close_rematch_claims(keys=[keys.game_key(game_id)])
         return {f.decode()[3:] for f in fields if isinstance(f, bytes) and f.startswith(b"rc:")}
 
     def ratings_done(self, game_id: str) -> None:

@@ -99,11 +99,26 @@ return {1, new}
 """
 
 # KEYS[1] = game hash  ARGV[1] = the field of who claims its rematch (``rc:<who>``)
-# Returns 1 the first time, 0 after, -1 when the game is gone: HSETNX alone would then make a
-# hash of that one field, with no expiry.
+# ARGV[2] = 1 when the claim closes with the window (a seat's), 0 if never (the table's)
+# Returns 1 the first time, 0 after, -2 for a first claim after the window closed (the seat is
+# open in the next game), -1 when the game is gone: HSETNX alone would then make a hash of
+# that one field, with no expiry.
 CLAIM_REMATCH = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if ARGV[2] == '1' and redis.call('HEXISTS', KEYS[1], 'rx') == 1 then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+  return -2
+end
 return redis.call('HSETNX', KEYS[1], ARGV[1], 1)
+"""
+
+# KEYS[1] = game hash
+# Closes the claims of the game's rematch (the next game opens the seats nobody claimed) and
+# returns the hash's fields, the claims among them; nothing for a game gone (no key is made).
+CLOSE_REMATCH_CLAIMS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+redis.call('HSET', KEYS[1], 'rx', 1)
+return redis.call('HKEYS', KEYS[1])
 """
 
 # KEYS[1] = a request counter  ARGV[1] = window seconds  ARGV[2] = the request's cost (1 unless

@@ -14,6 +14,7 @@ from service.store import (
     GameStore,
     IdempotentReplay,
     KeptResponse,
+    RematchClosed,
     VersionConflict,
 )
 from service.store import keys as K
@@ -232,10 +233,17 @@ def test_a_rematch_claim_counts_once_and_makes_no_key_for_a_game_gone(
 ) -> None:
     gid = gs.create(b"s1", new_token(), [hash_token(new_token())] * 2, [b"r1"])
     assert (gs.claim_rematch(gid, "0"), gs.claim_rematch(gid, "0")) == (True, False)
-    assert gs.rematch_claims(gid) == {"0"}
+    assert gs.claim_rematch(gid, "table", closes=False)
+    assert gs.close_rematch_claims(gid) == {"0", "table"}
+    assert not gs.claim_rematch(gid, "0")  # claimed in time: still its place
+    with pytest.raises(RematchClosed):
+        gs.claim_rematch(gid, "1")  # too late: the seat is open in the next game
+    assert not gs.claim_rematch(gid, "table", closes=False)
+    assert gs.close_rematch_claims(gid) == {"0", "table"}
     redis_client.delete(K.game_key(gid))  # it expired
     with pytest.raises(GameNotFound):
         gs.claim_rematch(gid, "1")
+    assert gs.close_rematch_claims(gid) == set()
     assert redis_client.exists(K.game_key(gid)) == 0
 
 

@@ -83,6 +83,10 @@ def test_a_seat_nobody_claims_becomes_open(server: str) -> None:
     refused = requests.get(f"{server}/api/v1/games/{new}", headers=auth(bo), timeout=10)
     assert refused.status_code == 401
     assert requests.get(f"{server}/api/v1/games/{new}", headers=auth(ann), timeout=10).ok
+    # Asked now, bo's place is not given: its token would not work there.
+    late = ask(server, gid, bo)
+    assert (late.status_code, late.json()["code"]) == (409, "rematch_closed"), late.text
+    assert ask(server, gid, ann).status_code == 200  # claimed in time: still its place
 
 
 def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:

@@ -6,7 +6,8 @@ game's log, so every watcher sees it. The next game takes over the finished game
 (their digests): each seat's token is its token in the next game, the table token runs the
 next table, and no new secret is made or stored. A caller takes its place by asking: ``201``
 the first time, ``200`` after. A person seat nobody claims within ``REMATCH_CLAIM_SECONDS``
-becomes an open seat of the next game (the background worker), its token no longer valid there.
+becomes an open seat of the next game (the background worker), its token no longer valid there:
+the worker closes the claims as it opens the seats, and a later first claim is refused.
 Two first calls at once: one rematch entry wins the compare-and-set; the other's game is never
 named (it expires unplayed).
 """
@@ -22,7 +23,7 @@ from service import rules
 from service.rules import RoleKind
 from service.rules.log import TICK_MS, By, Kind, Record
 from service.seating import Listing, Seat, Table
-from service.store import GameNotFound
+from service.store import GameNotFound, RematchClosed
 
 from ..codes import Problem
 from ..config import settings
@@ -53,9 +54,15 @@ def rematch(game_id: str) -> Response:
     made = g.table.listing.next_game
     who = TABLE if g.seat is None else str(g.seat)
     try:
-        first = store().claim_rematch(game_id, who)
+        first = store().claim_rematch(game_id, who, closes=g.seat is not None)
     except GameNotFound:
         raise not_found(game_id) from None  # it expired since it was read
+    except RematchClosed:
+        raise ApiError(
+            Problem.REMATCH_CLOSED,
+            f"This seat was not claimed within {settings().rematch_claim_seconds} s of the "
+            "rematch: it is open in the next game, for anyone its table invites.",
+        ) from None
     assert g.token is not None
     body: dict[str, Any] = {"game_id": made}
     if g.seat is None:
