@@ -105,6 +105,28 @@ def test_a_rated_game_needs_a_player_or_a_bot_in_every_seat(server: str) -> None
     assert (r.status_code, r.json()["code"]) == (422, "validation_failed")
 
 
+def test_a_seat_of_a_rated_game_reopened_mid_game_is_joined_by_a_player_only(
+    server: str,
+) -> None:
+    ann, bo, cy = (new_player(server, name) for name in ("ann", "bo", "cy"))
+    seats = [{"name": p["name"], "player_token": p["player_token"]} for p in (ann, bo)]
+    game = create(server, players=seats, rated=True, auto_deal=True)
+    gid, table = game["game_id"], auth(game["table_token"])
+    url = f"{server}/api/v1/games/{gid}"
+    opened = send("PUT", f"{url}/seats/0", json={"open": True}, headers=table)
+    assert opened.status_code == 200, opened.text
+    invite = opened.json()["changed"]["invite"]
+    version = requests.get(url, timeout=10).json()["version"]
+    anonymous = send("POST", f"{url}/join", json={"invite": invite, "name": "anon"})
+    assert (anonymous.status_code, anonymous.json()["code"]) == (422, "unrated_seat")
+    assert requests.get(url, timeout=10).json()["version"] == version  # nothing changed
+    joined = send(
+        "POST", f"{url}/join",
+        json={"invite": invite, "name": "cy", "player_token": cy["player_token"]},
+    )  # fmt: skip
+    assert joined.status_code == 201, joined.text
+
+
 def test_the_leaderboards_list_people_and_bots_apart(server: str) -> None:
     ann, bo = new_player(server, "ann"), new_player(server, "bo")
     for game_number in range(5):

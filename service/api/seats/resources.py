@@ -89,6 +89,11 @@ def join(g: Loaded, digest: str, name: str, player: str | None = None) -> Decisi
         if digest in g.table.used_invites:
             raise ApiError(Problem.INVITE_USED, "This invite was used already.")
         raise ApiError(Problem.INVITE_NOT_FOUND, "There is no such invite in this game.")
+    if g.table.listing.rated and player is None:
+        # Mid-game no deal would stop it: the game would end with nobody rated.
+        raise ApiError(
+            Problem.UNRATED_SEAT, "A seat of a rated game is joined with a player_token."
+        )
     record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=name)
     g.state.players[seat] = name
     g.table.seats[seat] = Seat(SeatKind.PERSON, player=player)
