@@ -395,10 +395,13 @@ def delist_if_full(game_id: str, table: Table) -> None:
 
 
 def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:
-    """A rematch whose claim window is over: its person seats nobody claimed become open (their
-    tokens stop working here); the changes, and the seat digests after them."""
+    """A rematch whose claim window is over, or whose person seats are all claimed: its claims
+    close, and its person seats nobody claimed become open (their tokens stop working here);
+    the changes, and the seat digests after them."""
     listing = g.table.listing
-    if not listing.rematch_of or listing.claim_until_ms is None or now < listing.claim_until_ms:
+    if not listing.rematch_of or listing.claim_until_ms is None:
+        return [], None
+    if now < listing.claim_until_ms and not _all_claimed(g.table, listing.rematch_of):
         return [], None
     g.table.listing = replace(listing, claim_until_ms=None)
     claimed = store().close_rematch_claims(listing.rematch_of)
@@ -410,6 +413,11 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
             record = Record(Kind.SEAT, By.AUTO, now, n)
             applied.append(Applied(record, seat_events(record)))
     return applied, digests if applied else None
+
+
+def _all_claimed(table: Table, finished: str) -> bool:
+    people = {str(n) for n, seat in enumerate(table.seats) if seat.kind == SeatKind.PERSON}
+    return people <= store().rematch_claims(finished)
 
 
 def close_seek_if_filling(game_id: str, table: Table, now: int) -> None:

@@ -81,7 +81,15 @@ def _fill_due(table: Table, now_ms: int) -> int | None:
 
 
 def _auto_deal_due(state: GameState, table: Table) -> bool:
-    return state.status in _BETWEEN_ROUNDS and table.auto_deal and table.full and table.rated_ready
+    """A full table deals by itself, but not a rematch while its seats may still be claimed: a
+    seat opened mid-round would hold up the game."""
+    return (
+        state.status in _BETWEEN_ROUNDS
+        and table.auto_deal
+        and table.full
+        and table.rated_ready
+        and table.listing.claim_until_ms is None
+    )
 
 
 def _player(state: GameState, table: Table, now_ms: int) -> tuple[By, str] | None:

@@ -509,11 +509,14 @@ class GameStore:
             raise RematchClosed(game_id)
         return claimed == 1
 
+    def rematch_claims(self, game_id: str) -> set[str]:
+        """Who took their place in the game's rematch so far (the game gone: nobody)."""
+        return _claims(self.client.hkeys(keys.game_key(game_id)))
+
     def close_rematch_claims(self, game_id: str) -> set[str]:
         """Close the game's rematch claims: who took their place in time (the game gone:
         nobody)."""
-        fields = self._close_rematch_claims(keys=[keys.game_key(game_id)])
-        return {f.decode()[3:] for f in fields if isinstance(f, bytes) and f.startswith(b"rc:")}
+        return _claims(self._close_rematch_claims(keys=[keys.game_key(game_id)]))
 
     def ratings_done(self, game_id: str) -> None:
         """Every player of the finished rated game is rated: clear its mark."""
@@ -584,3 +587,8 @@ def _record(
         rate_reset=rate_reset,
         presence=presence,
     )
+
+
+def _claims(fields: Any) -> set[str]:
+    """The rematch claims among a game hash's field names."""
+    return {f.decode()[3:] for f in fields if isinstance(f, bytes) and f.startswith(b"rc:")}

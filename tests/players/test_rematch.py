@@ -11,7 +11,10 @@ from typing import Any
 
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from tests.live.helpers import SSE, auth, create, send, sse_entries
+from tests.players.conftest import ENV
 from tests.players.helpers import play_out
 
 CLAIM_SECONDS = 2  # the stack's REMATCH_CLAIM_SECONDS
@@ -87,6 +90,40 @@ def test_a_seat_nobody_claims_becomes_open(server: str) -> None:
     late = ask(server, gid, bo)
     assert (late.status_code, late.json()["code"]) == (409, "rematch_closed"), late.text
     assert ask(server, gid, ann).status_code == 200  # claimed in time: still its place
+
+
+def status_within(base: str, gid: str, wanted: str, seconds: float) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while True:
+        view: dict[str, Any] = requests.get(f"{base}/api/v1/games/{gid}", timeout=10).json()
+        if view["status"] == wanted or time.monotonic() > deadline:
+            return view
+        time.sleep(0.2)
+
+
+def test_a_dealing_rematch_deals_once_every_seat_has_claimed(redis_server: RedisServer) -> None:
+    # A long claim window: the deal must come from the claims, not from the window's end.
+    env = {**ENV, "REMATCH_CLAIM_SECONDS": "60"}
+    with start_gunicorn(redis_server.url, env=env) as base:
+        game = finished(base, auto_deal=True)
+        gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+        new = ask(base, gid, ann).json()["game_id"]
+        time.sleep(1.5)  # bo has not claimed: no deal, which would hold bo's turns
+        assert requests.get(f"{base}/api/v1/games/{new}", timeout=10).json()["status"] == (
+            "waiting_deal"
+        )
+        assert ask(base, gid, bo).status_code == 201
+        assert status_within(base, new, "in_round", 10)["status"] == "in_round"
+
+
+def test_a_dealing_rematch_a_seat_did_not_claim_waits_for_it_to_be_taken(server: str) -> None:
+    game = finished(server, auto_deal=True)
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    new = ask(server, gid, ann).json()["game_id"]
+    time.sleep(CLAIM_SECONDS + 2)  # bo's seat is open now, no round under way
+    view = requests.get(f"{server}/api/v1/games/{new}", timeout=10).json()
+    assert view["status"] == "waiting_deal"
+    assert [p["open"] for p in view["players"]] == [False, True, False]
 
 
 def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:

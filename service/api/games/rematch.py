@@ -27,6 +27,7 @@ from service.store import GameNotFound, RematchClosed
 
 from ..codes import Problem
 from ..config import settings
+from ..owed import write_or_owe
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -63,6 +64,9 @@ def rematch(game_id: str) -> Response:
             f"This seat was not claimed within {settings().rematch_claim_seconds} s of the "
             "rematch: it is open in the next game, for anyone its table invites.",
         ) from None
+    if first and g.seat is not None:
+        work = store().work  # the worker closes the claims once every seat has claimed
+        write_or_owe(f"work:{made}", lambda: work.enqueue(made))
     assert g.token is not None
     body: dict[str, Any] = {"game_id": made}
     if g.seat is None:
