@@ -126,6 +126,19 @@ def test_a_dealing_rematch_a_seat_did_not_claim_waits_for_it_to_be_taken(server:
     assert [p["open"] for p in view["players"]] == [False, True, False]
 
 
+def test_a_rematch_asked_with_a_stale_if_match_makes_nothing(server: str) -> None:
+    game = finished(server)
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    over = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    url = f"{server}/api/v1/games/{gid}/rematch"
+    stale = send("POST", url, headers={**auth(ann), "If-Match": f'"{over - 1}"'})
+    assert (stale.status_code, stale.json()["code"]) == (412, "stale_version"), stale.text
+    assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == over
+    made = send("POST", url, headers={**auth(ann), "If-Match": f'"{over}"'})
+    assert made.status_code == 201, made.text
+    assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == over + 1
+
+
 def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:
     game = finished(server)
     gid, tokens = game["game_id"], [s["token"] for s in game["seats"][:2]]

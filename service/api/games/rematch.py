@@ -27,6 +27,7 @@ from service.store import GameNotFound, RematchClosed
 
 from ..codes import Problem
 from ..config import settings
+from ..etag import check_if_match
 from ..owed import write_or_owe
 from ..problems import ApiError
 from ..store_access import store
@@ -49,6 +50,7 @@ TABLE = "table"
 
 def rematch(game_id: str) -> Response:
     g = caller(game_id)
+    check_if_match(g.record.version)  # a first call appends the rematch entry: it is a change
     if not g.table.listing.next_game:
         start(g)
         g = caller(game_id)

@@ -108,11 +108,11 @@ def decide_deal(g: Loaded) -> Decision:
 
 @blp.route("/<string:game_id>/rematch")
 class Rematch(MethodView):
-    @doc(security=SEAT_OR_HOST)
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, RematchSchema)
     @responds(200, RematchSchema, description="this seat (or the table) asked already")
-    @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
+    @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """After the game: the next game of this table (same rules, table options, seat order,
