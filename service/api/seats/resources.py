@@ -62,10 +62,10 @@ class Bots(MethodView):
 
 @blp.route("/games/<string:game_id>/join")
 class Join(MethodView):
-    @doc(parameters=["IdempotencyKey"])
+    @doc(parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(JoinSchema(), example={"invite": "Jm3q2v0d1...", "name": "bo"})
     @responds(201, JoinedSchema, headers=ETAG_HEADER)
-    @problems(400, 401, 404, 409, 413, 415, 422, 429)
+    @problems(400, 401, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Take an open seat with its invite (once): answers the seat's secret token. A retry

@@ -39,10 +39,10 @@ class Transfers(MethodView):
 
 @blp.route("/claim")
 class Claims(MethodView):
-    @doc(parameters=["IdempotencyKey"])
+    @doc(parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(ClaimSchema(), example={"ticket": "tt.Q2x..."})
     @responds(201, ClaimedSeatSchema)
-    @problems(400, 404, 409, 413, 415, 422, 429)
+    @problems(400, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Claim a transfer ticket, once: the seat and its new token (a second claim is `409
