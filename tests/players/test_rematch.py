@@ -139,6 +139,25 @@ def test_a_rematch_asked_with_a_stale_if_match_makes_nothing(server: str) -> Non
     assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == over + 1
 
 
+def test_a_long_poll_on_a_finished_game_waits_for_its_rematch(server: str) -> None:
+    game = finished(server)
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    over = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    url = f"{server}/api/v1/games/{gid}/events"
+    asked = threading.Timer(1.0, lambda: ask(server, gid, ann))
+    asked.start()
+    started = time.monotonic()
+    polled = requests.get(url, params={"after": over, "wait": 10}, timeout=20).json()
+    took = time.monotonic() - started
+    asked.join()
+    assert [e["action"]["action"] for e in polled["entries"]] == ["rematch"], polled
+    assert 0.5 < took < 9
+    # Once the rematch came nothing more will: a poll after it answers at once.
+    started = time.monotonic()
+    again = requests.get(url, params={"after": over + 1, "wait": 10}, timeout=20).json()
+    assert again["entries"] == [] and time.monotonic() - started < 5
+
+
 def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:
     game = finished(server)
     gid, tokens = game["game_id"], [s["token"] for s in game["seats"][:2]]

@@ -173,8 +173,9 @@ class Events(MethodView):
 def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
     reader = viewer(g)
     with hub().follow(g.record.game_id, g.record.version) as feed:
-        over = g.state.status == Status.GAME_OVER
-        if wait and not over and feed.known <= after and feed.wait(after, wait):
+        # A finished game's next entry can only be its rematch: once that came, none will.
+        final = g.state.status == Status.GAME_OVER and bool(g.table.listing.next_game)
+        if wait and not final and feed.known <= after and feed.wait(after, wait):
             feed.catch_up()
         shown = feed.since(after)
         more = len(shown) > limit
