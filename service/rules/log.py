@@ -47,6 +47,11 @@ class By(StrEnum):
     AUTO = "auto"
 
 
+#: Who acts for no seat: their entries show ``seat`` null (a seat change names its seat in its
+#: action).
+NO_SEAT = frozenset({By.HOST, By.AUTO})
+
+
 class EntryAction(StrEnum):
     """The ``action`` of an entry that is no move (a move's is its own ``Action``)."""
 
@@ -241,7 +246,7 @@ class Entry:
         body: dict[str, Any] = {
             "version": self.version,
             "at": rfc3339(self.record.at_ms),
-            "seat": self.record.seat,
+            "seat": None if self.record.by in NO_SEAT else self.record.seat,
             "by": self.record.by,
             "action": action_of(self.record),
             "events": events,

@@ -120,6 +120,13 @@ def test_takeover_mid_round_moves_at_once_and_reopen_revokes_the_token(live: str
     back = join(live, gid, reopened["invite"], "again")
     assert back.status_code == 201 and back.json()["seat"] == on_turn
     assert view(live, gid, back.json()["token"])["hand"]
+    # The host acts for no seat: its entries' seat is null, the seat changed is in the action.
+    changes = [
+        e for e in entries(live, gid)["entries"] if e["action"]["action"] in ("seat", "join")
+    ]
+    assert [(e["by"], e["seat"], e["action"]["seat"]) for e in changes] == [
+        ("host", None, on_turn), ("host", None, on_turn), ("player", on_turn, on_turn),
+    ]  # fmt: skip
 
 
 def test_seat_changes_refuse_bad_input(live: str) -> None:
