@@ -1,6 +1,7 @@
 """The service as ``make run`` serves it, for the web table's tests: nginx in front of an API
-pool (gthread) and a streams pool (gevent) that holds the events streams; the streams pool can
-be restarted on its port to cut every open stream."""
+pool (gthread) and a streams pool (gevent) that holds the events streams; either pool can be
+stopped and started again on its port (the streams pool to cut every open stream, the API pool
+to take the server away)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ class TableStack:
         self.api_port = free_port()
         self.streams_port = free_port()
         self.stack = ExitStack()
+        self.api: AbstractContextManager[str] | None = None
         self.streams: AbstractContextManager[str] | None = None
         self.url = ""
 
     def __enter__(self) -> TableStack:
-        self.stack.enter_context(start_gunicorn(self.redis_url, port=self.api_port, workers=2))
+        self.start_api()
+        self.stack.callback(self.stop_api)
         self.start_streams()
         self.stack.callback(self.stop_streams)
         nginx = Nginx([self.api_port], free_port(), self.workdir, [self.streams_port])
@@ -41,6 +44,17 @@ class TableStack:
         traceback: TracebackType | None,
     ) -> None:
         self.stack.close()
+
+    def start_api(self) -> None:
+        """The API pool (with the worker beside it) on its port, as at the start."""
+        self.api = start_gunicorn(self.redis_url, port=self.api_port, workers=2)
+        self.api.__enter__()
+
+    def stop_api(self) -> None:
+        """Stop the API pool: nginx answers every API request 503 until it is started again."""
+        if self.api is not None:
+            self.api.__exit__(None, None, None)
+            self.api = None
 
     def start_streams(self) -> None:
         self.streams = start_gunicorn(

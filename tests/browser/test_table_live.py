@@ -183,6 +183,80 @@ def test_a_restarted_server_shows_the_notice_and_the_table_catches_up(
     )
 
 
+def test_a_move_made_while_the_server_is_away_is_sent_again_or_said_not_played(
+    own_table_server: TableStack, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    base = own_table_server.url
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    # While the API pool is down nginx answers every API request 503; the cut moves are aborted.
+    log.allow(r"status of 50[234]")
+    log.allow(r"status of 409 .*/moves")
+    log.allow(r"net::ERR_(FAILED|INCOMPLETE_CHUNKED_ENCODING|EMPTY_RESPONSE|CONNECTION_RESET)")
+    keys: list[str] = []
+    page.on(
+        "request",
+        lambda r: (
+            keys.append(r.headers.get("idempotency-key", ""))
+            if r.method == "POST" and r.url.endswith("/moves")
+            else None
+        ),
+    )
+    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    problem = page.locator("#problem")
+
+    own_table_server.stop_api()
+    tile = page.locator(".htile.playable").first
+    name = tile.get_attribute("data-tile") or ""
+    tile.click()
+    page.locator(".train-target.legal").first.click()
+    expect(problem).to_contain_text(f"Your move ({name}, ")
+    expect(problem).to_contain_text("sends it again until the server answers")
+    expect(page.locator("button.action:enabled")).to_have_count(0)
+    screenshot(page, "resending")
+    page.wait_for_timeout(3000)  # long enough for a resend into the 503s
+    own_table_server.start_api()
+    wait_shown(page, version + 1)
+    expect(problem).to_be_hidden()
+    assert game.version() == version + 1  # applied once
+    hand = {f"{a}-{b}" for a, b in game.api("GET", "", game.tokens[me])["hand"]}
+    assert name not in hand
+    assert len(keys) >= 2 and len(set(keys)) == 1, keys  # every resend under the same key
+
+    # Cut again; meanwhile the table moves on without this page: the resend is refused, and
+    # the player is told the move was not played.
+    while True:
+        view = game.api("GET")
+        seat = view["turn"]
+        moves = game.api("GET", "/legal-moves", game.tokens[seat])["moves"]
+        if seat == me and any(m["action"] == "play" for m in moves):
+            break
+        game.api("POST", "/moves", game.tokens[seat], json=moves[0])
+    wait_shown(page, game.version())
+    page.route("**/moves", lambda route: route.abort())
+    tile = page.locator(".htile.playable").first
+    name = tile.get_attribute("data-tile") or ""
+    tile.click()
+    train = page.locator(".train-target.legal").first
+    target = train.get_attribute("data-train")
+    train.click()
+    expect(problem).to_contain_text("sends it again until the server answers")
+    a, b = (int(x) for x in name.split("-"))
+    game.api(
+        "POST", "/moves", game.tokens[me], json={"action": "play", "tile": [a, b], "train": target}
+    )
+    page.unroute("**/moves")
+    expect(problem).to_contain_text(f"Your move ({name}, ", timeout=10_000)
+    expect(problem).to_contain_text("was not played")
+    expect(page.locator(".htile.selected")).to_have_count(0)
+    screenshot(page, "not-played")
+
+
 def test_the_turn_clock_counts_down_and_the_server_plays_an_overdue_turn(
     table_server: str, new_page: Pages
 ) -> None:

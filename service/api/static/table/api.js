@@ -13,15 +13,17 @@ export class ApiError extends Error {
 
 // A fresh key per request makes a retry of that request safe (crypto.randomUUID needs a secure
 // context; a LAN address over plain http is not one).
-function idempotencyKey() {
+export function idempotencyKey() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return `"${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}"`;
 }
 
-export async function call(method, path, { token, body } = {}) {
+// `key`: the Idempotency-Key of a request sent again, so the server answers it from its first
+// answer if that one was applied.
+export async function call(method, path, { token, body, key } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (method !== "GET") headers["Idempotency-Key"] = idempotencyKey();
+  if (method !== "GET") headers["Idempotency-Key"] = key || idempotencyKey();
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
@@ -50,7 +52,7 @@ export const game = {
   view: (id, token) => call("GET", `/games/${encodeURIComponent(id)}`, { token }),
   score: (id) => call("GET", `/games/${encodeURIComponent(id)}/score`),
   deal: (id, tableToken) => call("POST", `/games/${encodeURIComponent(id)}/deal`, { token: tableToken }),
-  move: (id, token, move) => call("POST", `/games/${encodeURIComponent(id)}/moves`, { token, body: move }),
+  move: (id, token, move, key) => call("POST", `/games/${encodeURIComponent(id)}/moves`, { token, body: move, key }),
   join: (id, invite, name) => call("POST", `/games/${encodeURIComponent(id)}/join`, { body: { invite, name } }),
   seat: (id, tableToken, seat, body) =>
     call("PUT", `/games/${encodeURIComponent(id)}/seats/${seat}`, { token: tableToken, body }),

@@ -3,9 +3,9 @@
 // page shows the legal moves its view carries, sends what the player chooses, and words a
 // refusal by its code.
 
-import { ApiError, game } from "./api.js";
+import { ApiError, game, idempotencyKey } from "./api.js";
 import { announce, h, replace } from "./dom.js";
-import { applyEntry, describe, lastPlay, roundEnd } from "./entries.js";
+import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
 import { t, tn } from "./i18n.js";
 import { Live } from "./live.js";
 import { handTile, playerCard, scoreTable, trainRow } from "./parts.js";
@@ -24,6 +24,7 @@ const STEP_MS = 700; // between two entries of the stream: a pace a person can f
 const HURRY_MS = 120;
 const POLL_MS = 3000; // while the stream is down, the view is fetched this often
 const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
+const RESEND_MS = 2000; // a move the server did not answer is sent again this often
 const LOG_LINES = 40;
 const TICK_MS = 250;
 
@@ -64,6 +65,9 @@ class Table {
     this.live = null;
     this.stopped = false;
     this.wasMyTurn = false;
+    // The move sent and not yet answered: {move, key, waiting}. `waiting` once an answer said
+    // nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
+    this.sending = null;
   }
 
   async start() {
@@ -117,6 +121,7 @@ class Table {
     clearInterval(this.poller);
     clearTimeout(this.catchUp);
     clearTimeout(this.retryTimer);
+    clearTimeout(this.resendTimer);
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
     window.removeEventListener("resize", this.onResize);
@@ -395,15 +400,29 @@ class Table {
   }
 
   async act(move, byKeyboard = this.keyboard) {
+    if (this.sending) return; // one move at a time: the one in flight may still be applied
     this.byKeyboard = byKeyboard;
     this.problem = null;
     // Set before the answer: the stream may draw the move's entry before the answer comes.
     this.pendingFocus = byKeyboard;
+    this.sending = { move, key: idempotencyKey(), waiting: false };
+    await this.send();
+  }
+
+  // Send the move in flight. An answer that says nothing of it (the server cannot be reached,
+  // a 5xx, a 429) may hide a move that was applied: it is sent again with the same
+  // Idempotency-Key until the server answers, which then replays its first answer if it was.
+  async send() {
+    const sending = this.sending;
+    if (!sending || this.stopped) return;
+    const { move, key } = sending;
     try {
-      const view = await game.move(this.gameId, this.token, move);
+      const view = await game.move(this.gameId, this.token, move, key);
+      this.sending = null;
+      if (this.problem && this.problem.transient) this.problem = null;
       this.selected = null;
       if (move.action !== "draw") this.drawn = null;
-      if (byKeyboard) this.render();
+      if (this.byKeyboard || sending.waiting) this.render();
       // The stream brings the entries this move made (bots' replies included) to show one by
       // one; without a stream, show where they led.
       if (!this.live || !this.live.following) {
@@ -413,9 +432,31 @@ class Table {
       }
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      const problem = worded(error);
+      if (problem.transient && this.token) {
+        sending.waiting = true;
+        this.render();
+        this.resendTimer = setTimeout(() => this.send(), RESEND_MS);
+        return;
+      }
+      this.sending = null;
       this.pendingFocus = false;
-      this.showProblem(error);
+      if (sending.waiting) {
+        // Refused after the page had said it would send it again: the player must know that
+        // this move never happened, and may choose again.
+        this.selected = null;
+        this.problem = { text: t("move.not_played", { move: this.moveName(move), reason: problem.text }), transient: false };
+        this.render();
+        this.refresh();
+      } else {
+        this.showProblem(error);
+      }
     }
+  }
+
+  moveName(move) {
+    if (move.action === "play") return `${tileName(move.tile)}, ${trainLabel(this.view, move.train)}`;
+    return { draw: t("action.draw"), mark: t("action.mark"), end_turn: t("action.end_turn") }[move.action] || move.action;
   }
 
   // Host actions ask first: a second click on "yes" carries them out.
@@ -613,8 +654,11 @@ class Table {
       this.problem ? this.problemLine("problem") : null);
   }
 
+  // A move waiting for the server is said first: the connection's trouble is said above.
   problemLine(id) {
-    return h("p", { class: ["problem", this.problem && this.problem.transient && "transient"], role: "alert", id }, this.problem ? this.problem.text : "");
+    const waiting = this.sending && this.sending.waiting;
+    const text = waiting ? t("move.resending", { move: this.moveName(this.sending.move) }) : this.problem ? this.problem.text : "";
+    return h("p", { class: ["problem", (waiting || (this.problem && this.problem.transient)) && "transient"], role: "alert", id }, text);
   }
 
   summaryPanels() {
@@ -669,7 +713,7 @@ class Table {
     const allowed = new Set(this.legal.map((m) => m.action));
     const labels = { draw: t("action.draw"), mark: t("action.mark"), end_turn: t("action.end_turn") };
     return Object.entries(labels).map(([action, label]) => h("button", {
-      type: "button", class: "action", id: `action-${action}`, disabled: !allowed.has(action),
+      type: "button", class: "action", id: `action-${action}`, disabled: !allowed.has(action) || Boolean(this.sending),
       dataset: { key: `action-${action}` }, onclick: () => this.act({ action }),
     }, label));
   }
