@@ -4,6 +4,8 @@ refusal is worded for people, errors clear themselves, and the rules in use are 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -100,6 +102,27 @@ def test_draw_then_pass_is_explained_and_the_drawn_tile_marked(
     expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
     page.locator("#action-mark").click()
     expect(page.locator('.train[data-train="0"] .marked-flag')).to_be_visible()
+
+
+def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    hands = [[[3, 3], [1, 2], [0, 0]], [[4, 4], [5, 2]]]
+    trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="3-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(page, 2)
+    follow = words("hint.follow_double", train=words("train.of", name="ann"))
+    expect(page.locator("#hint")).to_have_text(f"{follow} {words('hint.draw')}")
+    page.locator("#action-draw").click()
+    wait_shown(page, 3)
+    # 0-1 covers nothing: drawing is done, so the hint no longer offers it.
+    expect(page.locator("#action-draw")).to_be_disabled()
+    expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
+    screenshot(page, "after-draw")
 
 
 def test_the_opening_chain_is_explained_and_the_rules_named(table_server: str, page: Page) -> None:

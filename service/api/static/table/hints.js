@@ -8,7 +8,9 @@ import { tileName } from "./tiles.js";
 function reason(view, me, plays) {
   const opts = (view.rules && view.rules.options) || {};
   const state = view.turn_state || {};
-  if (state.must_follow !== null && state.must_follow !== undefined) {
+  // "or draw" holds only until the player has drawn: then the drawn tile covers it or the
+  // player passes, which the next step says.
+  if (state.must_follow !== null && state.must_follow !== undefined && !state.drawn) {
     return t("hint.follow_double", { train: trainLabel(view, state.must_follow) });
   }
   if (me && !me.opened && opts.opening === "chain") {
