@@ -97,6 +97,55 @@ def test_a_round_played_by_clicking_ends_on_the_scores_of_the_api(
     assert page_log.foreign_requests(table_server) == []
 
 
+def log_at_newest(page: Page) -> bool:
+    return bool(
+        page.evaluate(
+            """() => { const o = document.querySelector('.log-lines');
+              return o.scrollHeight > o.clientHeight
+                && o.scrollTop + o.clientHeight >= o.scrollHeight - 4; }"""
+        )
+    )
+
+
+def test_the_move_log_keeps_to_its_newest_line_unless_scrolled_up(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    game = create_game(table_server, {"players": ["ann", "bo", "cy", "dee"], "seed": 3})
+    game.api("POST", "/deal", game.host_token)
+    for _ in range(30):  # more lines than the log shows at once, even beside the table
+        seat = game.api("GET")["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[seat])["moves"][0]
+        game.api("POST", "/moves", game.tokens[seat], json=move)
+    desk = new_page(viewport={"width": 1280, "height": 800})
+    phone = new_page(viewport={"width": 390, "height": 844})
+    for page in (desk, phone):
+        page.goto(f"{table_server}/#/game/{game.game_id}")
+        wait_shown(page, game.version())
+        expect(page.locator(".log-lines li").nth(25)).to_be_attached()
+        assert log_at_newest(page)
+    screenshot(desk, "log-1280")
+    screenshot(phone, "log-390", full_page=True)
+
+    def move_and_show() -> None:
+        seat = game.api("GET")["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[seat])["moves"][0]
+        game.api("POST", "/moves", game.tokens[seat], json=move)
+        wait_shown(desk, game.version())
+        expect(desk.locator(".log-lines li").last).to_have_attribute(
+            "data-version", str(game.version())
+        )
+
+    move_and_show()
+    assert log_at_newest(desk)
+    # A reader who scrolled up keeps their place while moves come in.
+    desk.locator(".log-lines").evaluate("o => { o.scrollTop = 0; }")
+    move_and_show()
+    assert desk.locator(".log-lines").evaluate("o => o.scrollTop") == 0
+    desk.locator(".log-lines").evaluate("o => { o.scrollTop = o.scrollHeight; }")
+    move_and_show()
+    assert log_at_newest(desk)
+
+
 def test_an_unknown_game_says_so_and_links_back_to_create(
     table_server: str, page: Page, page_log: PageLog
 ) -> None:

@@ -505,6 +505,7 @@ class Table {
     const focused = active && active.dataset ? active.dataset.key : null;
     const inHand = Boolean(active && active.closest && active.closest(".rack"));
     const handIndex = inHand ? Array.from(this.app.querySelectorAll(".htile")).indexOf(active) : -1;
+    const log = this.logPlace();
     const v = this.view;
     this.app.dataset.version = v.version;
     this.app.dataset.status = v.status;
@@ -528,6 +529,7 @@ class Table {
           v.status === "waiting_deal" ? null : this.token ? this.rack() : this.watching()),
         this.logPanel()));
     this.scrollTrains();
+    this.scrollLog(log);
     this.placeFocus({ focused, inHand, handIndex, myTurn });
     if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
     this.wasMyTurn = myTurn;
@@ -557,6 +559,19 @@ class Table {
       || this.app.querySelector(".hand");
     if (next) next.focus({ preventScroll: true });
     if (myTurn && this.settled) this.pendingFocus = false;
+  }
+
+  // Where the reader has the move log: at its newest line (as it starts), or scrolled up to
+  // read, which a redraw must not undo.
+  logPlace() {
+    const lines = this.app.querySelector(".log-lines");
+    if (!lines) return { newest: true, top: 0 };
+    return { newest: lines.scrollTop + lines.clientHeight >= lines.scrollHeight - 4, top: lines.scrollTop };
+  }
+
+  scrollLog({ newest, top }) {
+    const lines = this.app.querySelector(".log-lines");
+    if (lines) lines.scrollTop = newest ? lines.scrollHeight : top;
   }
 
   // Each train shows its open end: the newest tiles, where play goes on.
