@@ -148,6 +148,28 @@ def test_the_opening_chain_is_explained_and_the_rules_named(table_server: str, p
         expect(page.locator("#hint")).to_contain_text(words("hint.opening_more"))
 
 
+def test_after_a_keyboard_move_in_the_opening_chain_the_focus_is_on_a_playable_tile(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    hands = [[[0, 0], [6, 1], [1, 2], [2, 3]], [[4, 4], [5, 2]]]
+    trains: dict[str, Any] = {"0": [], "1": [], "mexican": None}
+    start = position(hands, trains, [])
+    start["opened"] = [False, False]
+    game = create_from_position(table_server, start)
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="1-6"]').focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    wait_shown(page, 2)
+    # 0-0 leads the hand but fits nothing; 1-2 goes on with the chain.
+    expect(page.locator(".htile.playable")).to_have_count(1)
+    page.wait_for_timeout(500)  # renders that come after the move's own must not move it
+    focused = page.evaluate("document.activeElement.dataset.tile || document.activeElement.id")
+    assert focused == "1-2", focused
+    screenshot(page, "chain-focus")
+
+
 def test_a_refusal_is_worded_for_people_and_a_lost_server_clears_itself(
     table_server: str, page: Page, page_log: PageLog
 ) -> None:

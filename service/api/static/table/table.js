@@ -68,6 +68,7 @@ class Table {
     // The move sent and not yet answered: {move, key, waiting}. `waiting` once an answer said
     // nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
     this.sending = null;
+    this.movedAt = -1; // the version the table showed when this seat last moved
   }
 
   async start() {
@@ -405,6 +406,7 @@ class Table {
     this.problem = null;
     // Set before the answer: the stream may draw the move's entry before the answer comes.
     this.pendingFocus = byKeyboard;
+    this.movedAt = this.view.version;
     this.sending = { move, key: idempotencyKey(), waiting: false };
     await this.send();
   }
@@ -546,6 +548,17 @@ class Table {
         return;
       }
     }
+    const tiles = Array.from(this.app.querySelectorAll(".htile"));
+    // After a move from the keyboard: once the table shows that move and this seat's turn with
+    // its legal moves, the first playable tile (or action). Until then a render may still draw
+    // the hand before the move, whose tiles say nothing of what is playable next.
+    if (this.pendingFocus && myTurn && this.settled && this.view.version > this.movedAt) {
+      const next = this.app.querySelector(".htile.playable") || this.app.querySelector("button.action:enabled")
+        || tiles[Math.min(Math.max(handIndex, 0), tiles.length - 1)] || this.app.querySelector(".hand");
+      if (next) next.focus({ preventScroll: true });
+      this.pendingFocus = false;
+      return;
+    }
     const again = focused && this.app.querySelector(`[data-key="${CSS.escape(focused)}"]`);
     // After a move from the keyboard, play goes on in the hand, not on the train just used.
     if (again && !(this.pendingFocus && !inHand)) {
@@ -553,12 +566,8 @@ class Table {
       return;
     }
     if (!inHand && !this.pendingFocus) return;
-    const tiles = Array.from(this.app.querySelectorAll(".htile"));
-    const next = (myTurn && this.settled && (this.app.querySelector(".htile.playable") || this.app.querySelector("button.action:enabled")))
-      || tiles[Math.min(Math.max(handIndex, 0), tiles.length - 1)]
-      || this.app.querySelector(".hand");
+    const next = tiles[Math.min(Math.max(handIndex, 0), tiles.length - 1)] || this.app.querySelector(".hand");
     if (next) next.focus({ preventScroll: true });
-    if (myTurn && this.settled) this.pendingFocus = false;
   }
 
   // Where the reader has the move log: at its newest line (as it starts), or scrolled up to
