@@ -172,6 +172,44 @@ def test_every_screen_in_two_sizes_passes_axe(
     assert len(shots) == 20
 
 
+def test_score_headers_break_between_words_on_a_phone(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    # A round played to its end: the hands left are shown at the game's end (replayed from the
+    # history) in the first column, which then takes most of the width.
+    game = create_game(
+        table_server,
+        {"players": ["ann", "bo"], "options": {"set": 6, "rounds": 1}, "seed": 11},
+    )
+    game.api("POST", "/deal", game.host_token)
+    while (view := game.api("GET"))["status"] == "in_round":
+        seat = view["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[seat])["moves"][0]
+        game.api("POST", "/moves", game.tokens[seat], json=move)
+    for language in ("en", "fi"):
+        page = new_page(viewport=SIZES["390"])
+        hold(page, game, 0, language)
+        expect(page.locator(".round-summary .row-tiles .stile").nth(3)).to_be_attached()
+        screenshot(page, f"scores-{language}-390", full_page=True)
+        # A word cut over two lines shows as two boxes of one range.
+        broken = page.evaluate(
+            """() => [...document.querySelectorAll('.scores thead th')].flatMap(th => {
+              const text = th.firstChild;
+              if (!text || text.nodeType !== Node.TEXT_NODE) return [];
+              const found = [];
+              for (const m of text.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(text, m.index);
+                range.setEnd(text, m.index + m[0].length);
+                if (range.getClientRects().length > 1) found.push(m[0]);
+              }
+              return found;
+            })"""
+        )
+        assert broken == [], (language, broken)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
 def test_the_table_in_every_language_and_the_picker(
     table_server: str, new_page: Pages, axe: Axe, screenshot: Callable[..., Path]
 ) -> None:
