@@ -552,7 +552,8 @@ def _end_turn(state: GameState, seat: int, events: list[Event], after_mark: bool
     if state.rules.opening_out_waits and not all(state.hands) and all(state.opened):
         _round_over(state, RoundOverReason.OUT, events)
         return
-    if after_mark and not state.boneyard and round_blocked(state):
+    # A round someone went out of in an opening turn ends once all have opened, blocked or not.
+    if after_mark and not state.boneyard and all(state.hands) and round_blocked(state):
         _round_over(state, RoundOverReason.BLOCKED, events)
         return
     nxt = (seat + 1) % n

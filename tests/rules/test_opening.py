@@ -176,6 +176,27 @@ def test_s5_opening_out_waits_two_players_out() -> None:
     assert events[-1]["scores"] == [0, 11, 0]
 
 
+def test_s5_a_round_someone_went_out_of_waits_for_every_opening_turn_even_when_blocked() -> None:
+    # Every other tile on the Mexican train: the boneyard is empty and no seat but 0 can play.
+    mexican = [[6, 4], [4, 2], [2, 1], [1, 0], [0, 4], [4, 3], [3, 1], [1, 1], [1, 5], [5, 0],
+               [0, 0], [0, 3], [3, 2], [2, 0], [0, 6], [6, 2], [2, 5], [5, 5], [5, 6], [6, 3],
+               [3, 5], [5, 4], [4, 4], [4, 1]]  # fmt: skip
+    state = load(
+        options={"set": 6, "hand_size": 1},
+        hands=[[[6, 1]], [[2, 2]], [[3, 3]]],
+        trains={"mexican": mexican},
+        boneyard=[],
+        opened=CLOSED,
+    )
+    apply(state, 0, play([6, 1], "0"))  # seat 0 is out; the others have their opening turns
+    events = apply(state, 1, Move("mark"))
+    assert events[-1] == {"type": "turn_passed", "seat": 2}, events
+    events = apply(state, 2, Move("mark"))
+    assert events[-1]["type"] == "round_over", events
+    assert (events[-1]["reason"], events[-1]["out"]) == ("out", [0])
+    assert events[-1]["scores"] == [0, 4, 6]
+
+
 def test_s5_without_opening_out_waits_going_out_ends_the_round_at_once() -> None:
     state = load(
         options={"opening_out_waits": False},
