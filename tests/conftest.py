@@ -65,6 +65,7 @@ def _check_requests_answer(response: requests.Response, streamed: bool) -> None:
     method, url = request.method or "GET", request.url or ""
     checker = COLLECTED.get_checker()
     content_type = response.headers.get("Content-Type")
+    COLLECTED.add(checker.check_headers(method, url, response.status_code, response.headers))
 
     def whole(body: bytes) -> None:
         COLLECTED.add(checker.check_body(method, url, response.status_code, content_type, body))

@@ -17,7 +17,7 @@ import copy
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +27,8 @@ import jsonschema_rs
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi" / "openapi.json"
 SSE, NDJSON = "text/event-stream", "application/x-ndjson"
+#: Headers an answer may carry only where the document declares them.
+CHECKED_HEADERS = ("ETag", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed")
 #: Where the document says what one message of a stream holds (OpenAPI 3.2's ``itemSchema``).
 ITEM_SCHEMA = "x-itemSchema"
 
@@ -134,6 +136,23 @@ class Checker:
         if is_json(media):
             return [f"{where}: {media} not documented (only {', '.join(content)})"]
         return None
+
+    def check_headers(
+        self, method: str, url: str, status: int, headers: Mapping[str, str]
+    ) -> list[str]:
+        """Problems of an answer's headers: each of :data:`CHECKED_HEADERS` it carries must be
+        declared on its response (a generated client reads only what is declared)."""
+        op = self.operation(method, url)
+        response = None if op is None else self.response(op, status)
+        if response is None or method.upper() in ("HEAD", "OPTIONS"):
+            return []
+        declared = {name.lower() for name in response.get("headers", {})}
+        where = f"{method.upper()} {urlsplit(url).path} {status}"
+        return [
+            f"{where}: header {name} not declared"
+            for name in CHECKED_HEADERS
+            if name in headers and name.lower() not in declared
+        ]
 
     def check_body(
         self, method: str, url: str, status: int, content_type: str | None, body: bytes

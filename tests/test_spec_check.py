@@ -1,10 +1,11 @@
 """The check of every answer against the OpenAPI document (tests/spec_check.py) can fail: a
 field a real server sends that the document does not declare is reported, in a JSON body, in a
-JSON page's entries and in each message of an SSE or NDJSON stream, and the hooks of
-tests/conftest.py see the answers of both ``requests`` and Flask's test client."""
+JSON page's entries and in each message of an SSE or NDJSON stream, as is such a header; and
+the hooks of tests/conftest.py see the answers of both ``requests`` and Flask's test client."""
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -85,6 +86,21 @@ def checked_with(checker: Checker) -> Iterator[None]:
 def found_by_hooks(send: Any) -> list[str]:
     send()
     return COLLECTED.take()
+
+
+def test_a_header_of_a_real_answer_the_document_does_not_declare_is_reported(
+    live_server: str,
+) -> None:
+    game_id = finished_game(live_server)
+    path = f"/api/v1/games/{game_id}"
+    r = requests.get(live_server + path, timeout=10)
+    checker = Checker()
+    assert "ETag" in r.headers and checker.check_headers("GET", path, 200, r.headers) == []
+    bare = Checker(copy.deepcopy(checker.spec))
+    bare.spec["paths"]["/api/v1/games/{game_id}"]["get"]["responses"]["200"].pop("headers")
+    assert bare.check_headers("GET", path, 200, r.headers) == [
+        f"GET {path} 200: header ETag not declared"
+    ]
 
 
 def test_the_hooks_see_answers_of_requests_and_of_the_flask_test_client(

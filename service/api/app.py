@@ -24,7 +24,7 @@ from service.store.connection import Limits
 from .caching import apply_policy
 from .codes import Problem
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
-from .docs import HEADER_PARAMETERS
+from .docs import HEADER_PARAMETERS, with_response_headers
 from .docs_page import init_app as init_docs_page
 from .etag import ETAG, IF_MATCH, IF_NONE_MATCH
 from .fields import component_ref
@@ -80,7 +80,8 @@ class ServiceFlask(Flask):
 
 def spec_json(api: ProblemApi) -> bytes:
     """The OpenAPI document, byte-for-byte what ``make spec`` writes (sorted keys)."""
-    return orjson.dumps(api.spec.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    spec = with_response_headers(api.spec.to_dict())
+    return orjson.dumps(spec, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

@@ -75,7 +75,7 @@ class Games(MethodView):
 class Game(MethodView):
     @doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
     @responds(200, GameViewSchema, example=examples.GAME_VIEW, headers=ETAG_HEADER)
-    @responds(304, description="Not modified (If-None-Match)", success=False)
+    @responds(304, description="Not modified (If-None-Match)", headers=ETAG_HEADER, success=False)
     @problems(400, 401, 404, 429)
     @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:

@@ -9,6 +9,7 @@ from flask.views import MethodView
 
 from ..caching import CachePolicy, cache_policy
 from ..docs import doc, problems, responds
+from ..etag import ETAG_HEADER
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..web import json_response
@@ -35,7 +36,7 @@ class Lobby(MethodView):
 class Seek(MethodView):
     @doc(parameters=["IdempotencyKey"])
     @blp.arguments(SeekSchema(), example={"name": "ann", "players": 4, "fill_with_bots_after": 30})
-    @responds(201, SeatedSchema)
+    @responds(201, SeatedSchema, headers=ETAG_HEADER)
     @problems(400, 401, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:

@@ -10,6 +10,7 @@ from flask.views import MethodView
 
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
+from ..etag import ETAG_HEADER
 from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
 from ..web import json_response
@@ -41,7 +42,7 @@ class Transfers(MethodView):
 class Claims(MethodView):
     @doc(parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(ClaimSchema(), example={"ticket": "tt.Q2x..."})
-    @responds(201, ClaimedSeatSchema)
+    @responds(201, ClaimedSeatSchema, headers=ETAG_HEADER)
     @problems(400, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
