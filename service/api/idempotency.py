@@ -108,7 +108,7 @@ def handle_replay(replay: IdempotentReplay) -> Response:
     body = orjson.loads(kept.body)
     version = body.get("version")
     headers = {REPLAYED_HEADER: "true"}
-    if kept.status == 201:
+    if kept.status == 201 and "game_id" in body:  # a player or a webhook names no game
         headers["Location"] = url_for("games.Game", game_id=body["game_id"])
     return json_response(
         kept.body,

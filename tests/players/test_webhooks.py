@@ -7,6 +7,7 @@ import itertools
 import json
 import queue
 import random
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -165,6 +166,34 @@ def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
             user_without(redis_server, admin)
             body = verified(hooks.next(timeout=10), secret)
     assert body["type"] == "your_turn" and body["data"]["game_id"] == gid
+
+
+def test_a_player_and_a_webhook_retried_with_their_idempotency_key_are_made_once(
+    server: str, hooks: Receiver
+) -> None:
+    key = {"Idempotency-Key": f'"{uuid.uuid4()}"'}
+    made = [send("POST", f"{server}/api/v1/players", json={"name": "ann"}, headers=key)]
+    made.append(send("POST", f"{server}/api/v1/players", json={"name": "ann"}, headers=key))
+    assert [r.status_code for r in made] == [201, 201]
+    assert made[0].json() == made[1].json() and made[1].headers["Idempotent-Replayed"] == "true"
+    short = send(
+        "POST", f"{server}/api/v1/players", json={"name": "ann"}, headers={"Idempotency-Key": "k1"}
+    )
+    assert (short.status_code, short.json()["code"]) == (400, "short_idempotency_key")
+    ann, bo = made[0].json(), new_player(server, "bo")
+    hook_key = {"Idempotency-Key": "hook-1"}
+    url = f"{server}/api/v1/players/{ann['player_id']}/webhooks"
+    body = {"url": hooks.url + "/once"}
+    first, again = (
+        send("POST", url, json=body, headers={**auth(ann["player_token"]), **hook_key})
+        for _ in range(2)
+    )
+    assert first.status_code == again.status_code == 201
+    assert first.json() == again.json() and again.headers["Idempotent-Replayed"] == "true"
+    listed = requests.get(url, headers=auth(ann["player_token"]), timeout=10).json()["webhooks"]
+    assert len(listed) == 1
+    other = send("POST", url, json=body, headers={**auth(bo["player_token"]), **hook_key})
+    assert (other.status_code, other.json()["code"]) == (403, "not_this_player")
 
 
 def test_game_over_and_rematch_reach_every_players_webhook(server: str, hooks: Receiver) -> None:

@@ -8,10 +8,15 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
+from service.store import KeptResponse
+from service.store.tokens import hash_token
+
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
+from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..parsing import Blueprint
-from ..web import json_response
+from ..transaction import keep_unscoped, replay_unscoped
+from ..web import bearer_token, json_response
 from .records import (
     HookEvent,
     PlayerKind,
@@ -42,15 +47,23 @@ KINDS = {"people": PlayerKind.PERSON, "bots": PlayerKind.BOT}
 
 @blp.route("/players")
 class Players(MethodView):
+    @doc(parameters=["IdempotencyKey"])
     @blp.arguments(NewPlayerSchema(), example={"name": "ann"})
     @responds(201, CreatedPlayerSchema)
     @problems(400, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
-        """A new durable anonymous player (no password, no e-mail): keep its token."""
+        """A new durable anonymous player (no password, no e-mail): keep its token. With an
+        Idempotency-Key (at least 22 characters: the answer holds the token) the answer is kept
+        sealed, and a retry with the same key and body gets the same player."""
+        key = request_idempotency_key(MIN_CREATE_KEY)
+        replay_unscoped(key)
         player, token = create_player(body["name"])
         created = {"player_id": player.player_id, "player_token": token, "name": player.name}
-        return json_response(created, 201)
+        response = json_response(created, 201)
+        # A concurrent request with the same key kept its player first: that one is the answer.
+        keep_unscoped(key, KeptResponse(201, response.get_data()))
+        return response
 
 
 @blp.route("/players/<string:player_id>")
@@ -80,7 +93,7 @@ class Leaderboard(MethodView):
 
 @blp.route("/players/<string:player_id>/webhooks")
 class Webhooks(MethodView):
-    @doc(security=SEAT_OR_HOST)
+    @doc(security=SEAT_OR_HOST, parameters=["IdempotencyKey"])
     @blp.arguments(
         NewWebhookSchema(), example={"url": "https://bot.example/turns", "events": ["your_turn"]}
     )
@@ -89,11 +102,18 @@ class Webhooks(MethodView):
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], player_id: str) -> Response:
         """Be told, with a signed POST (Standard Webhooks), when it is one of the player's
-        seats' turn, when its game ends, or when a rematch is made; the player token only."""
+        seats' turn, when its game ends, or when a rematch is made; the player token only.
+        With an Idempotency-Key the answer is kept (sealed: it holds the secret) for the
+        player's token, and a retry with the same key and body gets the same webhook."""
         player = calling_player(player_id)
+        key = request_idempotency_key()
+        key = None if key is None else f"{key}\n{hash_token(bearer_token() or '').hex()}"
+        replay_unscoped(key)
         events = [HookEvent(e) for e in dict.fromkeys(body["events"])]
         hook = register_webhook(player, body["url"], events)
-        return json_response({"webhook_id": hook.hook_id, "secret": hook.secret}, 201)
+        response = json_response({"webhook_id": hook.hook_id, "secret": hook.secret}, 201)
+        keep_unscoped(key, KeptResponse(201, response.get_data()))
+        return response
 
     @doc(security=SEAT_OR_HOST)
     @responds(200, WebhooksSchema)
