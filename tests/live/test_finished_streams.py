@@ -7,13 +7,19 @@ until the game expired). An unknown game stays 404."""
 from __future__ import annotations
 
 import random
+import re
+import threading
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 from mexican_train_client import Client, Media
 
-from tests.live.helpers import NDJSON, SSE, Game, create, play_people
+from tests.live.helpers import NDJSON, SSE, Game, auth, create, play_people
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Well under the keep-alive period (10 s): an open stream sends nothing within it.
 ENDS_WITHIN_SECONDS = 5.0
@@ -68,3 +74,25 @@ def test_the_python_client_stops_at_the_204(live: str, media: Media) -> None:
     with Client(live) as client:
         assert list(client.events(game.id, after=final, media=media)) == []
         assert client.requests == 1
+
+
+def test_the_follow_example_of_the_docs_reads_every_entry_once(live: str) -> None:
+    """docs/live.md's ``follow``, run as written, while another seat's presence comes and goes
+    on its stream."""
+    text = (ROOT / "docs" / "live.md").read_text()
+    code = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "def follow(" in b)
+    example: dict[str, Any] = {}
+    exec(compile(code, "docs/live.md", "exec"), example)
+    game = Game(create(live, players=["ann", "bo"], options={"rounds": 1, "set": 6}))
+    seen: list[dict[str, Any]] = []
+    reader = threading.Thread(
+        target=lambda: seen.extend(example["follow"](live, game.id, game.tokens[0])), daemon=True
+    )
+    reader.start()
+    time.sleep(1.0)  # ann's stream is open: a change of presence from now on reaches it
+    requests.get(f"{live}/api/v1/games/{game.id}", headers=auth(game.tokens[1]), timeout=10)
+    time.sleep(2.0)  # bo is at the table now: the hub's next look tells ann's stream
+    final = play_people([live], game, random.Random(5))
+    reader.join(30)
+    assert not reader.is_alive(), "follow() did not end after the game's last entry"
+    assert [e["version"] for e in seen] == list(range(1, final["version"] + 1))
