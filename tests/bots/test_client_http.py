@@ -7,17 +7,21 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import requests
 from mexican_train_client import (
     Client,
     Conflict,
     Forbidden,
     NotFound,
+    RateLimited,
     RetryPolicy,
     StaleVersion,
     Unauthorized,
     new_idempotency_key,
 )
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from service.bots import make_bot
 from service.tournament.runner import drive_http, game_specs, play_http, play_local
 from tests.bots.faulty_proxy import faulty_proxy
@@ -104,6 +108,44 @@ def test_429_honours_retry_after_then_succeeds(live_server: str) -> None:
         view = c.deal(created["game_id"], token=created["host_token"])
         assert time.monotonic() - t0 >= 0.9
         assert view["status"] == "in_round"
+
+
+def test_a_429_asking_a_longer_wait_than_the_policy_allows_is_raised_at_once(
+    live_server: str,
+) -> None:
+    patient = RetryPolicy(attempts=4, base=0.01, cap=0.05, max_retry_after=5)
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=patient) as c:
+        created = c.create_game(["ann", "bo"], seed=1)
+        faults.retry_after = "60"
+        faults.plan = ["429"]
+        t0 = time.monotonic()
+        with pytest.raises(RateLimited) as info:
+            c.deal(created["game_id"], token=created["host_token"])
+        assert time.monotonic() - t0 < 2  # not asked again early, only to be refused again
+        assert (info.value.code, info.value.retry_after) == ("x", 60)  # the proxy's problem
+        assert c.view(created["game_id"])["status"] == "waiting_deal"
+
+
+def test_a_refused_stream_is_raised_with_its_code_when_its_wait_is_too_long(
+    redis_server: RedisServer,
+) -> None:
+    env = {"STREAMS_PER_ADDRESS": "1", "GUNICORN_THREADS": "8", "LOG_LEVEL": "warning"}
+    patient = RetryPolicy(attempts=4, base=0.01, cap=0.05, max_retry_after=5)
+    with start_gunicorn(redis_server.url, env=env) as base, Client(base, retry=patient) as c:
+        gid = c.create_game(["ann", "bo"], seed=1)["game_id"]
+        url = f"{base}/api/v1/games/{gid}/events"
+        held = requests.get(url, headers={"Accept": "text/event-stream"}, stream=True, timeout=10)
+        with held, pytest.raises(RateLimited) as info:  # the address's one stream is taken
+            next(iter(c.events(gid)))
+    assert info.value.code == "rate_limited" and info.value.retry_after == 10
+
+
+def test_a_stale_seat_change_rereads_the_game(client: Client) -> None:
+    created = client.create_game(["ann", "bo"], seed=1)
+    gid, host = created["game_id"], created["host_token"]
+    with pytest.raises(StaleVersion) as info:
+        client.set_seat(gid, 1, token=host, bot="random", if_match=7)
+    assert info.value.view is not None and info.value.view["version"] == 1
 
 
 def test_stale_if_match_rereads_the_game_and_changes_nothing(client: Client) -> None:

@@ -48,6 +48,14 @@ class _Ended(Exception):
     """The server answered a stream with 204: the game is over and the reader has it all."""
 
 
+class _Refused(Exception):
+    """The server refused a stream for now (429, 502-504): ``err`` says why and how long."""
+
+    def __init__(self, err: ApiError) -> None:
+        super().__init__(str(err))
+        self.err = err
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Bounded retries: ``attempts`` tries in all, back-off ``base * 2**n`` capped, full jitter."""
@@ -62,8 +70,8 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap, self.base * (2**attempt)))
 
 
-def _retry_after(value: str | None, policy: RetryPolicy) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), capped."""
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date)."""
     if not value:
         return None
     value = value.strip()
@@ -75,7 +83,7 @@ def _retry_after(value: str | None, policy: RetryPolicy) -> float | None:
         except (TypeError, ValueError):
             return None
         seconds = when.timestamp() - time.time()
-    return max(0.0, min(seconds, policy.max_retry_after))
+    return max(0.0, seconds)
 
 
 def new_idempotency_key() -> str:
@@ -202,10 +210,13 @@ class Client:
         502-504 and attempts left): then waits as the answer or the policy says, and returns it."""
         status = resp.status_code
         err = error_for(status, _problem(resp))
+        err.retry_after = _retry_after(resp.headers.get("Retry-After"))
         if attempt + 1 >= self.retry.attempts:
             return err
-        if status == 429 or (status in _RETRY_STATUSES and "Retry-After" in resp.headers):
-            wait = _retry_after(resp.headers.get("Retry-After"), self.retry)
+        if status == 429 or (status in _RETRY_STATUSES and err.retry_after is not None):
+            if err.retry_after is not None and err.retry_after > self.retry.max_retry_after:
+                raise err  # asking sooner would only be refused again
+            wait = err.retry_after
             time.sleep(wait if wait is not None else self.retry.backoff(attempt, self._rng))
             return err
         if status in _RETRY_STATUSES:
@@ -235,11 +246,14 @@ class Client:
             )
         except StaleVersion as err:
             # The caller's decision was based on an old state: hand it the new one to decide again.
-            try:
-                err.view = self.view(game_id, token=token)
-            except ApiError:
-                err.view = None
+            err.view = self._view_or_none(game_id, token)
             raise
+
+    def _view_or_none(self, game_id: str, token: str) -> JSON | None:
+        try:
+            return self.view(game_id, token=token)
+        except ApiError:
+            return None
 
     # -- endpoints ---------------------------------------------------------------------------
 
@@ -293,7 +307,11 @@ class Client:
             raise ValueError("give a bot level or reopen=True")
         body: JSON = {"bot": bot} if bot is not None else {"open": True}
         path = f"/api/v1/games/{game_id}/seats/{seat}"
-        return self.request("PUT", path, token=token, body=body, if_match=if_match)
+        try:
+            return self.request("PUT", path, token=token, body=body, if_match=if_match)
+        except StaleVersion as err:
+            err.view = self._view_or_none(game_id, token)
+            raise
 
     def events_page(
         self,
@@ -342,11 +360,23 @@ class Client:
                 pass
             except _Ended:
                 return
+            except _Refused as refused:  # 429 or 502-504: wait as told, or give up with it
+                failures += 1
+                self._wait_out(refused.err, failures)
+                continue
             failures = 0 if progressed else failures + 1
             if failures >= self.retry.attempts:
                 raise TransportError(f"the events of {game_id} stopped after version {last}")
             if failures:
                 self._sleep(failures - 1)
+
+    def _wait_out(self, err: ApiError, failures: int) -> None:
+        """Wait as a stream's refusal says before the next connection; raise it when the
+        retries are spent or the wait is past ``retry.max_retry_after``."""
+        wait = err.retry_after
+        if failures >= self.retry.attempts or (wait or 0) > self.retry.max_retry_after:
+            raise err
+        time.sleep(wait if wait is not None else self.retry.backoff(failures - 1, self._rng))
 
     def _stream(self, game_id: str, token: str | None, after: int, media: Media) -> Iterator[JSON]:
         """One connection's entries; returns when the server ends it (or a retryable refusal)."""
@@ -365,9 +395,11 @@ class Client:
             if resp.status_code == 204:
                 raise _Ended  # the game is over and every entry was read: nothing more, ever
             if resp.status_code >= 400:
+                err = error_for(resp.status_code, _problem(resp))
                 if resp.status_code == 429 or resp.status_code in _RETRY_STATUSES:
-                    return  # the caller waits and reconnects
-                raise error_for(resp.status_code, _problem(resp))
+                    err.retry_after = _retry_after(resp.headers.get("Retry-After"))
+                    raise _Refused(err)  # the caller waits and reconnects
+                raise err
             yield from entries_of(resp.iter_lines(), media)
 
     def create_from_position(

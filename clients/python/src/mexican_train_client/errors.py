@@ -14,11 +14,15 @@ class ClientError(Exception):
 
 
 class TransportError(ClientError):
-    """The server could not be reached (or kept failing with 502/503/504) after every retry."""
+    """The server could not be reached, or its answer was cut, after every retry (a 502-504
+    answer that outlasts them raises :class:`ServerError`, with its problem ``code``)."""
 
 
 class ApiError(ClientError):
     """The server refused the request with a problem body (``status``, ``code``, ``detail``)."""
+
+    #: Seconds the server asked to wait before asking again (``Retry-After``), if it did.
+    retry_after: float | None = None
 
     def __init__(self, status: int, body: dict[str, Any]) -> None:
         self.status = status
@@ -64,7 +68,8 @@ class Unprocessable(ApiError):
 
 
 class RateLimited(ApiError):
-    """429 that persisted through every retry."""
+    """429 that persisted through every retry, or asked for a wait past
+    ``RetryPolicy.max_retry_after`` (``retry_after`` says how long)."""
 
 
 class ServerError(ApiError):
