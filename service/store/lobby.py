@@ -26,6 +26,7 @@ class Lobby:
         self.client = client
         self._claim = client.register_script(scripts.CLAIM_SEEK_SEAT)
         self._close = client.register_script(scripts.CLOSE_SEEK_TABLE)
+        self._forget = client.register_script(scripts.FORGET_SEEKER)
 
     def list(self, limit: int) -> list[str]:
         """The newest public tables' ids (more than asked for: some may be gone or full)."""
@@ -48,6 +49,12 @@ class Lobby:
             keys=list(keys.seek_keys(bucket)), args=[fresh_id, seats, now_ms, player or ""]
         )
         return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
+
+    def forget(self, bucket: str, game_id: str, player: str | None) -> None:
+        """The seek of ``player`` did not take the seat it was given at ``game_id``: it may be
+        given one there again."""
+        if player is not None:
+            self._forget(keys=list(keys.seek_keys(bucket)), args=[game_id, player])
 
     def close(self, bucket: str, game_id: str) -> int:
         """Take the table out of its bucket; the seats seekers claimed on it."""

@@ -246,6 +246,19 @@ redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p')
 return claimed
 """
 
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = a player id
+# Takes the player out of the table's seated players: its seek was given a seat there but did
+# not take it (the seat went to someone else, or the seek failed), so it may seek again.
+FORGET_SEEKER = """
+local field = ARGV[1] .. '|p'
+local seated = redis.call('HGET', KEYS[2], field)
+if not seated then return 0 end
+local from, to = string.find(seated, ' ' .. ARGV[2] .. ' ', 1, true)
+if not from then return 0 end
+redis.call('HSET', KEYS[2], field, string.sub(seated, 1, from) .. string.sub(seated, to + 1))
+return 1
+"""
+
 # KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
 # ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
 # The deliveries due now, each put back due after the lease: a sender that dies with one
@@ -260,7 +273,3 @@ for _, id in ipairs(ids) do
 end
 return out
 """
-
-# KEYS[1] = a seat transfer ticket's record
-# Spends the ticket: {0} unknown or expired, {1} spent already, {2, record} now spent (the key
-# keeps its expiry, so a second claim within it is told apart from an unknown ticket).

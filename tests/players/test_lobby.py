@@ -82,6 +82,24 @@ def test_a_player_is_never_seated_twice_at_one_seek_table(server: str) -> None:
     assert [p["name"] for p in table.json()["players"]].count("cy") == 1
 
 
+def test_a_seek_that_failed_after_its_claim_does_not_keep_its_player_out() -> None:
+    # The app's Redis user may not RPUSH (a game's log): the seek claims its table, then fails
+    # to make it, as when Redis goes away in between.
+    with RedisServer() as redis_server:
+        admin = redis.Redis.from_url(redis_server.url)
+        app_url = user_without(redis_server, admin)
+        with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
+            bo = new_player(base, "bo")
+            body = {"name": "bo", "players": 2, "rated": True, "player_token": bo["player_token"]}
+            url = f"{base}/api/v1/lobby/seek"
+            user_without(redis_server, admin, "rpush")
+            failed = requests.post(url, json=body, timeout=30)
+            assert (failed.status_code, failed.json()["code"]) == (503, "storage_unavailable")
+            user_without(redis_server, admin)
+            again = requests.post(url, json=body, timeout=30)
+            assert again.status_code == 201, again.text  # not 409 already_seated
+
+
 def listed_within(base: str, gid: str, listed: bool, seconds: float = 5) -> None:
     deadline = time.monotonic() + seconds
     while (gid in [t["game_id"] for t in lobby(base)]) != listed:

@@ -5,10 +5,12 @@ seekers than seats. Then the seat is taken through the game transaction, like a 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from flask import Response
 
 from service import rules
@@ -100,14 +102,27 @@ def _seat(wanted: Seek) -> Response:
                 "This player already has a seat at the table this seek would give.",
                 extra={"game_id": game_id},
             )
-        if made:
-            return make_table(game_id, wanted)
-        seated = take_seat(game_id, seat, wanted)
+        seated = _sit_or_forget(game_id, seat, made, wanted)
         if seated is not None:
             return seated
     raise ApiError(
         Problem.CONFLICT, "Every seat this seek was given went to someone else; seek again."
     )
+
+
+def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Response | None:
+    """Take the seat the claim gave (making the table first when it is new); a seat not taken,
+    for whatever reason, no longer counts its player as seated at that table."""
+    lobby = store().lobby
+    try:
+        seated = make_table(game_id, wanted) if made else take_seat(game_id, seat, wanted)
+    except Exception:
+        with contextlib.suppress(redis.RedisError):
+            lobby.forget(wanted.bucket, game_id, wanted.player)
+        raise
+    if seated is None:
+        lobby.forget(wanted.bucket, game_id, wanted.player)
+    return seated
 
 
 def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
