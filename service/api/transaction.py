@@ -405,6 +405,8 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
         return [], None
     g.table.listing = replace(listing, claim_until_ms=None)
     claimed = store().close_rematch_claims(listing.rematch_of)
+    if claimed is None:  # the finished game expired: who claimed is not known, open nobody
+        return [], None
     applied, digests = [], list(g.record.seat_digests)
     for n, seat in enumerate(g.table.seats):
         if seat.kind == SeatKind.PERSON and str(n) not in claimed:

@@ -513,10 +513,11 @@ class GameStore:
         """Who took their place in the game's rematch so far (the game gone: nobody)."""
         return _claims(self.client.hkeys(keys.game_key(game_id)))
 
-    def close_rematch_claims(self, game_id: str) -> set[str]:
-        """Close the game's rematch claims: who took their place in time (the game gone:
-        nobody)."""
-        return _claims(self._close_rematch_claims(keys=[keys.game_key(game_id)]))
+    def close_rematch_claims(self, game_id: str) -> set[str] | None:
+        """Close the game's rematch claims: who took their place in time; None when the game
+        is gone, and with it who claimed."""
+        fields = self._close_rematch_claims(keys=[keys.game_key(game_id)])
+        return _claims(fields) if fields else None  # a game's hash always has fields
 
     def ratings_done(self, game_id: str) -> None:
         """Every player of the finished rated game is rated: clear its mark."""

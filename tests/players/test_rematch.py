@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import redis
 import requests
 
 from devstack.gunicorn import start_gunicorn
@@ -156,6 +157,23 @@ def test_a_long_poll_on_a_finished_game_waits_for_its_rematch(server: str) -> No
     started = time.monotonic()
     again = requests.get(url, params={"after": over + 1, "wait": 10}, timeout=20).json()
     assert again["entries"] == [] and time.monotonic() - started < 5
+
+
+def test_claims_of_a_finished_game_gone_since_open_no_seat(
+    server: str, redis_server: RedisServer
+) -> None:
+    game = finished(server)
+    gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+    new = ask(server, gid, ann).json()["game_id"]
+    assert ask(server, gid, bo).status_code == 201
+    time.sleep(CLAIM_SECONDS + 1)
+    redis.Redis.from_url(redis_server.url).delete(f"mt:{{{gid}}}")  # it expired
+    dealt = send("POST", f"{server}/api/v1/games/{new}/deal", headers=auth(game["table_token"]))
+    assert dealt.status_code == 200, dealt.text
+    time.sleep(2)  # the worker looks at the new game's claim window meanwhile
+    view = requests.get(f"{server}/api/v1/games/{new}", headers=auth(ann), timeout=10)
+    assert view.status_code == 200, view.text
+    assert [p["open"] for p in view.json()["players"]] == [False, False, False]
 
 
 def test_two_first_calls_at_once_make_one_rematch(server: str) -> None:
