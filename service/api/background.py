@@ -38,7 +38,17 @@ def hand_over(
         due = None
     elif (due := table.wakes_at()) is None:
         return
-    write_or_owe(f"work:{game_id}", lambda: _queue(work, game_id, due))
+    _owe_queue(work, game_id, due)
+
+
+def queue_now(work: WorkQueue, game_id: str) -> None:
+    """Queue the game for the worker now (owed if Redis refuses)."""
+    _owe_queue(work, game_id, None)
+
+
+def _owe_queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:
+    # Keyed by the due time too: a later hand-over must not replace an earlier one's "now".
+    write_or_owe(f"work:{game_id}:{due_ms}", lambda: _queue(work, game_id, due_ms))
 
 
 def _queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:

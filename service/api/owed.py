@@ -17,6 +17,7 @@ that dies while Redis is away still loses what it owed.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 #: How often the writes Redis refused are made again, and how many a process keeps.
 RETRY_SECONDS = 1.0
 MAX_OWED = 10_000
+#: A write Redis keeps refusing for itself (not for being away: a script error, a missing
+#: permission) is given up after this many tries, so it cannot wait for ever.
+MAX_TRIES = 3_600
+#: Errors that say Redis is away: the writes after one wait for the next turn, untried.
+AWAY = (redis.ConnectionError, redis.TimeoutError)
 
 
 def write_or_owe(key: str, write: Callable[[], Any]) -> None:
@@ -46,8 +52,12 @@ class Owed:
     that makes them runs only while some wait."""
 
     def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)  # a child starts with nothing owed
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
-        self._writes: dict[str, Callable[[], Any]] = {}
+        self._writes: dict[str, tuple[Callable[[], Any], int]] = {}
         self._thread: threading.Thread | None = None
 
     def add(self, key: str, write: Callable[[], Any]) -> None:
@@ -56,8 +66,8 @@ class Owed:
                 dropped = next(iter(self._writes))
                 del self._writes[dropped]
                 log.error("%s: owed write dropped (%d waiting)", dropped, MAX_OWED)
-            self._writes[key] = write
-            if self._thread is None or not self._thread.is_alive():  # none yet, or forked
+            self._writes[key] = (write, 0)
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="owed", daemon=True)
                 self._thread.start()
 
@@ -74,16 +84,32 @@ class Owed:
                 waiting = list(self._writes.items())
             self._retry(waiting)
 
-    def _retry(self, waiting: list[tuple[str, Callable[[], Any]]]) -> None:
-        for key, write in waiting:
+    def _retry(self, waiting: list[tuple[str, tuple[Callable[[], Any], int]]]) -> None:
+        for key, (write, tries) in waiting:
             try:
                 write()
-            except redis.RedisError:
-                return  # still refused: the rest wait for the next turn too
-            with self._lock:
-                if self._writes.get(key) is write:  # not replaced meanwhile
-                    del self._writes[key]
+            except AWAY:
+                return  # the rest wait for the next turn too
+            except redis.RedisError as err:  # refused for itself: the others go on
+                self._refused(key, write, tries + 1, err)
+                continue
+            self._settle(key, write)
             log.info("%s: owed write made", key)
+
+    def _refused(self, key: str, write: Callable[[], Any], tries: int, err: Exception) -> None:
+        with self._lock:
+            if self._writes.get(key, (None,))[0] is not write:
+                return  # replaced meanwhile
+            if tries < MAX_TRIES:
+                self._writes[key] = (write, tries)
+                return
+            del self._writes[key]
+        log.error("%s: owed write given up after %d tries: %s", key, tries, err)
+
+    def _settle(self, key: str, write: Callable[[], Any]) -> None:
+        with self._lock:
+            if self._writes.get(key, (None,))[0] is write:  # not replaced meanwhile
+                del self._writes[key]
 
 
 #: This process's owed writes.

@@ -25,10 +25,10 @@ from service.rules.log import TICK_MS, By, Kind, Record
 from service.seating import Listing, Seat, Table
 from service.store import GameNotFound, RematchClosed
 
+from ..background import queue_now
 from ..codes import Problem
 from ..config import settings
 from ..etag import check_if_match
-from ..owed import write_or_owe
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -67,8 +67,7 @@ def rematch(game_id: str) -> Response:
             "rematch: it is open in the next game, for anyone its table invites.",
         ) from None
     if first and g.seat is not None:
-        work = store().work  # the worker closes the claims once every seat has claimed
-        write_or_owe(f"work:{made}", lambda: work.enqueue(made))
+        queue_now(store().work, made)  # the worker closes the claims once all have claimed
     assert g.token is not None
     body: dict[str, Any] = {"game_id": made}
     if g.seat is None:

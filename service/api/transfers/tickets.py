@@ -14,6 +14,7 @@ from flask import Response, request
 
 from service.rules import RoleKind
 from service.rules.log import By, Kind, Record, rfc3339
+from service.store import keys
 from service.store.tokens import hash_token, new_token
 from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 
@@ -71,7 +72,7 @@ def claim(game_id: str, ticket: str) -> Response:
         ):
             raise used() from None
         raise
-    write_or_owe(f"transfer:{game_id}", lambda: transfers.spend(game_id, ticket))
+    write_or_owe(keys.transfer_key(game_id, ticket), lambda: transfers.spend(game_id, ticket))
     return answer
 
 

@@ -1,0 +1,55 @@
+"""Writes owed after a stored change (service/api/owed.py), on a real Redis: made once Redis
+takes them; one that Redis refuses for itself holds none of the others back and is given up in
+the end; a Redis that is away holds them all for the next turn."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from devstack.redis_server import RedisServer
+from service.api import owed
+from tests.redis_clients import flushed_client
+
+
+def made_within(check: Callable[[], bool], seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_write_refused_for_itself_holds_back_no_other(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(owed, "MAX_TRIES", 5)
+    with flushed_client(redis_server) as client:
+        owing = owed.Owed()
+        owing.add("bad", lambda: client.execute_command("NO.SUCH.COMMAND"))
+        owing.add("good", lambda: client.set("made", 1))
+        assert made_within(lambda: client.get("made") == b"1")
+        assert made_within(lambda: len(owing) == 0), "the refused write was never given up"
+
+
+def test_writes_wait_while_redis_is_away_and_are_made_when_it_is_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    with RedisServer(data_dir=str(tmp_path)) as server:
+        client = redis.Redis.from_url(server.url, socket_timeout=0.5)
+        owing = owed.Owed()
+        server.stop()
+        for n in range(3):
+            owing.add(f"w{n}", lambda n=n: client.set(f"made{n}", 1))
+        time.sleep(0.3)
+        assert len(owing) == 3
+        server.start()
+        assert made_within(lambda: len(owing) == 0)
+        assert [client.get(f"made{n}") for n in range(3)] == [b"1"] * 3
