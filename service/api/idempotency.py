@@ -43,9 +43,9 @@ PARAMETERS: dict[str, dict[str, Any]] = {
             'string (`"9b2f8c4e-3a71-..."`), the same key either way. A retry of the same '
             "request (same key, token, endpoint and body) returns the first response (kept "
             "24 h) and applies nothing; the same key on another request is judged afresh. "
-            "The answer to `POST /games` holds every token and no token scopes its key: there "
-            f"the key must have at least {MIN_CREATE_KEY} characters (128 random bits, e.g. a "
-            "UUID), else `400 short_idempotency_key`."
+            "The answers to `POST /games`, a seek and `POST /players` hold tokens and no token "
+            f"scopes their key: there the key must have at least {MIN_CREATE_KEY} characters "
+            "(128 random bits, e.g. a UUID), else `400 short_idempotency_key`."
         ),
         "schema": {"type": "string"},
     },

@@ -36,7 +36,7 @@ class Transfer:
 class Claim(Enum):
     UNKNOWN = 0
     SPENT = 1
-    CLAIMED = 2  # found, to be claimed
+    FOUND = 2  # to be claimed
 
 
 #: A claimed ticket's value until it expires.
@@ -61,7 +61,7 @@ class Transfers:
         if found == SPENT:
             return Claim.SPENT, None
         record = orjson.loads(found)
-        return Claim.CLAIMED, Transfer(int(record["seat"]), bytes.fromhex(record["digest"]))
+        return Claim.FOUND, Transfer(int(record["seat"]), bytes.fromhex(record["digest"]))
 
     def spend(self, game_id: str, ticket: str) -> None:
         """Mark the claimed ticket spent until it would have expired (gone already: nothing)."""

@@ -194,6 +194,11 @@ def test_a_player_and_a_webhook_retried_with_their_idempotency_key_are_made_once
     assert len(listed) == 1
     other = send("POST", url, json=body, headers={**auth(bo["player_token"]), **hook_key})
     assert (other.status_code, other.json()["code"]) == (403, "not_this_player")
+    # The same key and body from another player, on its own webhooks: its own new webhook.
+    bos = f"{server}/api/v1/players/{bo['player_id']}/webhooks"
+    own = send("POST", bos, json=body, headers={**auth(bo["player_token"]), **hook_key})
+    assert own.status_code == 201 and "Idempotent-Replayed" not in own.headers
+    assert own.json()["webhook_id"] != first.json()["webhook_id"]
 
 
 def test_game_over_and_rematch_reach_every_players_webhook(server: str, hooks: Receiver) -> None:

@@ -18,7 +18,7 @@ def test_a_ticket_is_claimed_once_and_keeps_no_secret(redis_client: redis.Redis)
     assert token.encode() not in stored and b"tt.secret" not in stored + key.encode()
     assert 0 < redis_client.ttl(key) <= TRANSFER_SECONDS
     assert transfers.find("gamebbbb", "tt.secret") == (Claim.UNKNOWN, None)
-    found = (Claim.CLAIMED, Transfer(2, hash_token(token)))
+    found = (Claim.FOUND, Transfer(2, hash_token(token)))
     assert transfers.find("gameaaaa", "tt.secret") == found
     assert transfers.find("gameaaaa", "tt.secret") == found  # finding spends nothing
     transfers.spend("gameaaaa", "tt.secret")
