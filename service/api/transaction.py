@@ -352,6 +352,11 @@ def keep_unscoped(key: str | None, kept: KeptResponse) -> None:
         raise IdempotentReplay(first)
 
 
+def keep_answer(key: str | None, response: Response) -> None:
+    """:func:`keep_unscoped` for an answer already made."""
+    keep_unscoped(key, KeptResponse(response.status_code, response.get_data()))
+
+
 def create(
     game: NewGame,
     key: str | None,

@@ -8,14 +8,13 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from service.store import KeptResponse
 from service.store.tokens import hash_token
 
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..parsing import Blueprint
-from ..transaction import keep_unscoped, replay_unscoped
+from ..transaction import keep_answer, replay_unscoped
 from ..web import bearer_token, json_response
 from .records import (
     HookEvent,
@@ -62,7 +61,7 @@ class Players(MethodView):
         created = {"player_id": player.player_id, "player_token": token, "name": player.name}
         response = json_response(created, 201)
         # A concurrent request with the same key kept its player first: that one is the answer.
-        keep_unscoped(key, KeptResponse(201, response.get_data()))
+        keep_answer(key, response)
         return response
 
 
@@ -112,7 +111,7 @@ class Webhooks(MethodView):
         events = [HookEvent(e) for e in dict.fromkeys(body["events"])]
         hook = register_webhook(player, body["url"], events)
         response = json_response({"webhook_id": hook.hook_id, "secret": hook.secret}, 201)
-        keep_unscoped(key, KeptResponse(201, response.get_data()))
+        keep_answer(key, response)
         return response
 
     @doc(security=SEAT_OR_HOST)
