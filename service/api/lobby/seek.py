@@ -16,7 +16,6 @@ from flask import Response
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
 from service.seating import Listing, Seat, SeatKind, Table
-from service.store import KeptResponse
 from service.store.tokens import new_game_id, new_token
 
 from ..codes import Problem
@@ -29,7 +28,7 @@ from ..transaction import (
     Loaded,
     NewGame,
     create,
-    keep_unscoped,
+    keep_answer,
     now_ms,
     replay_unscoped,
     server_moves,
@@ -86,7 +85,7 @@ def seek(body: dict[str, Any]) -> Response:
     seated = _seat(wanted)
     # If a concurrent request with the same key was seated first, its answer stands, and the
     # seat taken here is left to the table's clock and bot fill, as a leaver's is.
-    keep_unscoped(key, KeptResponse(seated.status_code, seated.get_data()))
+    keep_answer(key, seated)
     return seated
 
 
