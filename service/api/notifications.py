@@ -43,7 +43,7 @@ def notify(
 
     def enqueue() -> None:
         if not made:
-            made.extend(_all_deliveries(hooks, game_id, state, table, applied, version))
+            made.extend(_all_deliveries(hooks, game_id, state, table, applied, version, at_ms))
         hooks.enqueue(made, at_ms)
 
     write_or_owe(f"hooks:{game_id}:{version}", enqueue)
@@ -56,8 +56,8 @@ def _all_deliveries(
     table: Table,
     applied: Sequence[Applied],
     version: int,
+    at_ms: int,
 ) -> list[Delivery]:
-    at_ms = applied[-1].record.at_ms
     return [
         delivery
         for event, seat, data in _events(state, table, applied, version)
