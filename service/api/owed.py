@@ -10,8 +10,8 @@ told it is their turn, and a full table stays listed.
 
 Every write owed is idempotent (a queued game is decided from its stored record when its job
 runs; a delivery is stored under its own id; a table is listed or taken out by its id), so one
-made twice or late does no harm. A process
-that dies while Redis is away still loses what it owed.
+made twice or late does no harm. A process that dies while Redis is away still loses what it
+owed.
 """
 
 from __future__ import annotations
