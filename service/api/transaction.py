@@ -207,6 +207,7 @@ def _apply(g: Loaded, decide: Decide) -> Response:
     decision = decide(g)
     if decision.record is None:
         return _unchanged(g, decision)
+    _settle_claims(g)
     applied = server_moves(g.state, g.table, decision.record, decision.events, g.record.version + 1)
     return _save(g, decision, applied)
 
@@ -420,6 +421,17 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
             record = Record(Kind.SEAT, By.AUTO, now, n)
             applied.append(Applied(record, seat_events(record)))
     return applied, digests if applied else None
+
+
+def _settle_claims(g: Loaded) -> None:
+    """A rematch whose person seats are all claimed has no seat left to open: the change made
+    now stores its claim window closed. The worker's closing of such a window changes nothing
+    it could store, and a window left stored would hand every later change to the worker for
+    nothing. One read of the claims, only while a window is stored."""
+    listing = g.table.listing
+    waiting = listing.rematch_of and listing.claim_until_ms is not None
+    if waiting and _all_claimed(g.table, listing.rematch_of):
+        g.table.listing = replace(listing, claim_until_ms=None)
 
 
 def _all_claimed(table: Table, finished: str) -> bool:

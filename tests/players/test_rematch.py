@@ -227,3 +227,25 @@ def test_a_rematch_with_a_body_is_refused_and_makes_nothing(server: str) -> None
     assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == version
     made = send("POST", url, json={}, headers=auth(ann))  # an empty object is no body
     assert made.status_code == 201, made.text
+
+
+def test_a_rematch_every_seat_claimed_hands_its_later_changes_to_no_worker() -> None:
+    # Closing a window whose people all claimed opens no seat, so the worker stores nothing;
+    # the next change stores it closed, or every change of the game queues a job that does
+    # nothing.
+    with RedisServer() as redis_server, start_gunicorn(redis_server.url, env=ENV) as base:
+        game = finished(base, auto_deal=False)
+        gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+        new = ask(base, gid, ann).json()["game_id"]
+        assert ask(base, gid, bo).status_code == 201
+        time.sleep(CLAIM_SECONDS + 1.5)  # the window is over; the worker opened nothing
+        client = redis.Redis.from_url(redis_server.url)
+        before = jobs_added(client)
+        play_out(base, {**game, "game_id": new}, seed=4)
+        time.sleep(1)  # what a change handed over is queued by now
+        assert jobs_added(client) == before
+
+
+def jobs_added(client: redis.Redis) -> int:
+    info = client.xinfo_stream("mt:{work}:jobs")
+    return int(info["entries-added"])
