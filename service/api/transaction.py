@@ -120,6 +120,7 @@ class Decision:
     answer: Answer | None = None
     secret: bool = False
     rematch: bytes = b""  # a rematch's id and sealed tokens, stored with the change
+    spends: str | None = None  # a one-time ticket's key, spent by the same compare-and-set
 
 
 Decide = Callable[[Loaded], Decision]
@@ -228,7 +229,7 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
     body.update(decision.extra)
     payload = orjson.dumps(body)
     kept = KeptResponse(status, payload, decision.secret) if g.idem_key is not None else None
-    change = change_of(g, applied, decision.seat_digests, decision.rematch)
+    change = change_of(g, applied, decision.seat_digests, decision.rematch, decision.spends)
     try:
         store().save(
             g.record.game_id,
@@ -618,6 +619,7 @@ def change_of(
     applied: Sequence[Applied],
     seat_digests: Sequence[bytes] | None = None,
     rematch: bytes = b"",
+    spends: str | None = None,
 ) -> Change:
     """The store's change for ``applied``: new state, encoded records, seats, and the table
     only when it changed (most moves leave it as it was: nothing to send or store)."""
@@ -634,6 +636,7 @@ def change_of(
         None if table == g.record.table else table,
         ends_rated=ends_rated_game(g.state, g.table, events),
         rematch=rematch,
+        spends=spends,
     )
 
 

@@ -171,6 +171,7 @@ class Change:
     table: bytes | None = None
     ends_rated: bool = False  # marks the game's ratings as to do, in the same step
     rematch: bytes = b""  # the rematch made of this finished game (its id, sealed tokens)
+    spends: str | None = None  # a one-time ticket's key the change uses up (a transfer's)
 
     def fields(self) -> list[bytes]:
         out = [b"s", self.state]
@@ -471,6 +472,8 @@ class GameStore:
         if idempotency_key is not None and token is not None and kept is not None:
             key_list.append(keys.idem_key(game_id, token, idempotency_key))
             args[3:5] = [kept.encode(sealing), min(self.idem_ttl, ttl)]
+        if change.spends is not None:
+            key_list.append(change.spends)
         args.append(self.max_entries)
         mark = ("", 0) if seen is None else (request_field(seen[0]), seen[1])
         args += [*mark, PRESENCE_KEEP_SECONDS]

@@ -27,9 +27,11 @@ return 1
 """
 
 # KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = the game's wake-up channel
-# (keys.wakeup_channel)  KEYS[4] = the game's presence hash  KEYS[5] = idempotency key (optional)
+# (keys.wakeup_channel)  KEYS[4] = the game's presence hash  KEYS[5] = idempotency key (when
+# ARGV[5] is not 0)  then, optionally, a one-time ticket the change spends (a transfer's): set
+# to ``spent`` (transfers.SPENT) with its TTL kept, if it still exists
 # ARGV[1] = expected version  ARGV[2] = TTL seconds (as above)  ARGV[3] = n field/value pairs
-# ARGV[4] = response kept under KEYS[5]  ARGV[5] = its TTL seconds
+# ARGV[4] = response kept under the idempotency key  ARGV[5] = its TTL seconds (0: no key)
 # ARGV[6] = the most entries the game's log may hold
 # ARGV[7] = the presence field the change marks ('' for none)  ARGV[8] = its time (ms)
 # ARGV[9] = how long the presence hash outlives that mark (seconds)
@@ -50,8 +52,10 @@ return 1
 COMPARE_AND_SET = """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if not cur then return {-1} end
-if KEYS[5] then
-  local kept = redis.call('GET', KEYS[5])
+local idem = ARGV[5] ~= '0' and KEYS[5] or nil
+local spends = KEYS[idem and 6 or 5]
+if idem then
+  local kept = redis.call('GET', idem)
   if kept then return {2, kept} end
 end
 if cur ~= ARGV[1] then return {0, tonumber(cur)} end
@@ -69,8 +73,11 @@ for i = last + 1, #ARGV, 1000 do
 end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-if KEYS[5] then
-  redis.call('SET', KEYS[5], ARGV[4], 'EX', ARGV[5])
+if idem then
+  redis.call('SET', idem, ARGV[4], 'EX', ARGV[5])
+end
+if spends then
+  redis.call('SET', spends, 'spent', 'KEEPTTL', 'XX')
 end
 if seats then
   local changed = {}

@@ -4,9 +4,10 @@
 digest of the token that asked for the ticket (never a token), then ``spent`` once claimed, so
 a second claim is told apart from an unknown ticket until it expires.
 
-A claim reads the ticket, and marks it spent only once the seat's new token is stored: a
-refused claim (a stale ``If-Match``, a lost race) leaves it to be claimed again. What makes a
-ticket work once is the game's compare-and-set: the claim stores the new token only if the seat
+A claim reads the ticket, and the game's compare-and-set that stores the seat's new token
+marks it spent (the key shares the game's hash tag): a refused claim (a stale ``If-Match``, a
+lost race) leaves it to be claimed again, and a claim that lost to another finds it spent. What
+makes a ticket work once is that compare-and-set: it stores the new token only if the seat
 still has the digest the ticket names, which a claim changes.
 """
 
@@ -39,7 +40,7 @@ class Claim(Enum):
     FOUND = 2  # to be claimed
 
 
-#: A claimed ticket's value until it expires.
+#: A claimed ticket's value until it expires (written by scripts.COMPARE_AND_SET).
 SPENT = b"spent"
 
 
@@ -62,7 +63,3 @@ class Transfers:
             return Claim.SPENT, None
         record = orjson.loads(found)
         return Claim.FOUND, Transfer(int(record["seat"]), bytes.fromhex(record["digest"]))
-
-    def spend(self, game_id: str, ticket: str) -> None:
-        """Mark the claimed ticket spent until it would have expired (gone already: nothing)."""
-        self.client.set(keys.transfer_key(game_id, ticket), SPENT, keepttl=True, xx=True)

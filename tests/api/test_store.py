@@ -21,6 +21,7 @@ from service.store import keys as K
 from service.store.games import NO_TOKEN
 from service.store.presence import KEEP_SECONDS as PRESENCE_KEEP_SECONDS
 from service.store.tokens import hash_token, new_token
+from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer, Transfers
 from service.store.wakeup import Wakeup, parse_wakeup
 
 
@@ -257,3 +258,27 @@ def test_thousands_of_records_are_stored_whole(redis_client: redis.Redis) -> Non
     assert redis_client.llen(K.log_key(gid)) == 18_000
     assert redis_client.lrange(K.log_key(gid), 8_999, 9_000) == [b"r8999", b"r0"]
     assert gs.load(gid).state == b"s2"
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_change_spends_its_ticket_only_when_it_is_stored(
+    gs: GameStore, redis_client: redis.Redis, keyed: bool
+) -> None:
+    tok = new_token()
+    gid = gs.create(b"s1", new_token(), [hash_token(tok)], [b"r1"])
+    transfers = Transfers(redis_client)
+    transfers.issue(gid, "tt.one", Transfer(0, hash_token(tok)))
+    ticket = K.transfer_key(gid, "tt.one")
+    kept = KeptResponse(201, b"{}") if keyed else None
+    spending = Change(b"s2", [b"r2"], spends=ticket)
+    with pytest.raises(VersionConflict):
+        gs.save(gid, 2, spending, kept=kept, token=tok, idempotency_key="k")
+    assert transfers.find(gid, "tt.one")[0] is Claim.FOUND  # refused: still to be claimed
+    assert gs.save(gid, 1, spending, kept=kept, token=tok, idempotency_key="k") == 2
+    assert transfers.find(gid, "tt.one") == (Claim.SPENT, None)
+    assert 0 < redis_client.ttl(ticket) <= TRANSFER_SECONDS  # spent, and still expires
+    assert (gs.load(gid, token=tok, idempotency_key="k").kept is not None) == keyed
+    # A ticket gone meanwhile is not made again by its spending.
+    gone = K.transfer_key(gid, "tt.expired")
+    assert gs.save(gid, 2, Change(b"s3", [b"r3"], spends=gone)) == 3
+    assert redis_client.exists(gone) == 0

@@ -96,7 +96,8 @@ def test_a_refused_claim_leaves_the_ticket_to_be_claimed(live: str, everything: 
     assert (again.status_code, again.json()["code"]) == (409, "transfer_used")
 
 
-def test_concurrent_claims_of_one_ticket_move_the_seat_once(live: str) -> None:
+@pytest.mark.parametrize("attempt", range(5))  # a race: one try often misses it
+def test_concurrent_claims_of_one_ticket_move_the_seat_once(live: str, attempt: int) -> None:
     game = create(live, players=["ann", "bo"])
     gid = game["game_id"]
     ticket = ticket_for(live, gid, game["seats"][1]["token"]).json()["ticket"]
@@ -107,9 +108,9 @@ def test_concurrent_claims_of_one_ticket_move_the_seat_once(live: str) -> None:
         )
     assert sorted(a.status_code for a in answers)[0] == 201
     assert [a.status_code for a in answers].count(201) == 1
-    assert {a.json()["code"] for a in answers if a.status_code != 201} <= {
-        "transfer_used",
-        "transfer_not_found",
+    # A claim that lost the race is told the ticket was used, never that it is unknown.
+    assert {(a.status_code, a.json()["code"]) for a in answers if a.status_code != 201} == {
+        (409, "transfer_used")
     }
     log = entries(live, gid)["entries"]
     assert [e["action"]["action"] for e in log].count("transfer") == 1

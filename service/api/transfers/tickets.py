@@ -21,7 +21,6 @@ from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 from ..codes import Problem
 from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
-from ..owed import write_or_owe
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import Decision, Loaded, load_game, now_ms, transact, with_seat_token
@@ -62,18 +61,18 @@ def claim(game_id: str, ticket: str) -> Response:
         raise used()
     if moved is None:
         raise gone()
+    spends = keys.transfer_key(game_id, ticket)
     try:
-        answer = transact(game_id, lambda g: _moved(g, moved), attempts=8, scope=scope)
+        return transact(game_id, lambda g: _moved(g, moved, spends), attempts=8, scope=scope)
     except ApiError as err:
-        # A concurrent claim of this ticket won: its seat has another token now.
+        # A concurrent claim of this ticket won: its seat has another token now, and the
+        # ticket was spent by the same compare-and-set that gave it.
         if (
             err.kind is Problem.TRANSFER_NOT_FOUND
             and transfers.find(game_id, ticket)[0] is Claim.SPENT
         ):
             raise used() from None
         raise
-    write_or_owe(keys.transfer_key(game_id, ticket), lambda: transfers.spend(game_id, ticket))
-    return answer
 
 
 def _replay_kept(game_id: str, scope: str) -> None:
@@ -86,7 +85,7 @@ def _replay_kept(game_id: str, scope: str) -> None:
             raise
 
 
-def _moved(g: Loaded, moved: Transfer) -> Decision:
+def _moved(g: Loaded, moved: Transfer, spends: str) -> Decision:
     seat = moved.seat
     if g.record.seat_digests[seat] != moved.digest:
         raise gone()  # the seat changed hands since the ticket was issued
@@ -98,7 +97,8 @@ def _moved(g: Loaded, moved: Transfer) -> Decision:
         body = {"game_id": g.record.game_id, "seat": seat, "name": name, "token": token}
         return 201, {**body, "version": version}
 
-    return Decision(record, [], with_seat_token(g, seat, token), answer=answer, secret=True)
+    digests = with_seat_token(g, seat, token)
+    return Decision(record, [], digests, answer=answer, secret=True, spends=spends)
 
 
 def used() -> ApiError:
