@@ -228,7 +228,7 @@ class Client:
         self,
         game_id: str,
         action_path: str,
-        token: str,
+        token: str | None,
         body: Any = None,
         *,
         if_match: int | None = None,
@@ -249,7 +249,7 @@ class Client:
             err.view = self._view_or_none(game_id, token)
             raise
 
-    def _view_or_none(self, game_id: str, token: str) -> JSON | None:
+    def _view_or_none(self, game_id: str, token: str | None) -> JSON | None:
         try:
             return self.view(game_id, token=token)
         except ApiError:
@@ -401,6 +401,39 @@ class Client:
                     raise _Refused(err)  # the caller waits and reconnects
                 raise err
             yield from entries_of(resp.iter_lines(), media)
+
+    def stream_ticket(self, game_id: str, *, token: str) -> JSON:
+        """``{"ticket", "expires_at"}``: a single-use credential for one stream of the game
+        opened within 60 s, passed as ``access_token`` by a reader that cannot send headers (a
+        browser's ``EventSource``), so the token itself never sits in a URL. It sees what
+        ``token`` (any token of the game) sees; used or expired, it is ``401 invalid_token``."""
+        return self._mutate(game_id, "stream-tickets", token)
+
+    def create_transfer(self, game_id: str, *, token: str) -> JSON:
+        """``{"ticket", "url", "expires_at"}``: a one-time ticket, valid ten minutes, that moves
+        the seat of ``token`` (a seat token) to another device (:meth:`claim_transfer`)."""
+        return self._mutate(game_id, "transfers", token)
+
+    def claim_transfer(
+        self,
+        game_id: str,
+        ticket: str,
+        *,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Take a seat moved with :meth:`create_transfer`: ``{"game_id", "seat", "name",
+        "token", "version"}`` with a new seat token; the old one stops working, on its open
+        streams too. Once only (then ``409 transfer_used``), but a retry with the same
+        ``idempotency_key`` gets the same answer, so a lost answer does not lose the seat."""
+        return self._mutate(
+            game_id,
+            "transfers/claim",
+            None,
+            {"ticket": ticket},
+            if_match=if_match,
+            idempotency_key=idempotency_key,
+        )
 
     def create_from_position(
         self, position: Mapping[str, Any], *, idempotency_key: str | None = None
