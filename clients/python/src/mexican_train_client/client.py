@@ -269,27 +269,45 @@ class Client:
         seed: int | None = None,
         auto_deal: bool | None = None,
         turn_seconds: int | None = None,
+        rated: bool | None = None,
         idempotency_key: str | None = None,
     ) -> JSON:
-        """Create a game; the body has ``game_id``, ``seats`` (tokens, bots, invites) and
-        ``host_token``. A player is a name, ``{"name", "bot"}`` (a server bot seat) or
-        ``{"open": True}`` (claimed later with its invite)."""
+        """Create a game; the body has ``game_id``, ``seats`` (tokens, bots, invites),
+        ``table_token`` and ``host_token``. A player is a name, ``{"name", "bot"}`` (a server
+        bot seat), ``{"name", "player_token"}`` (a durable player's seat) or ``{"open": True}``
+        (claimed later with its invite). A ``rated`` game rates every seat when it ends, so each
+        must be a player or a bot (``422 unrated_seat`` at the deal otherwise)."""
         body: JSON = {"players": [p if isinstance(p, str) else dict(p) for p in players]}
         extra = {"preset": preset, "options": options, "seed": seed}
-        extra |= {"auto_deal": auto_deal, "turn_seconds": turn_seconds}
+        extra |= {"auto_deal": auto_deal, "turn_seconds": turn_seconds, "rated": rated}
         body |= {key: value for key, value in extra.items() if value is not None}
         if "options" in body:
             body["options"] = dict(body["options"])
         return self.request("POST", "/api/v1/games", body=body, idempotency_key=idempotency_key)
 
     def bots(self) -> list[JSON]:
-        """The bot levels a seat may be given: ``[{"name", "description", ...}]``."""
+        """The bot levels a seat may be given: ``[{"name", "description", "player_id", ...}]``
+        (``player_id``: the level's own player, whose rating :meth:`player` reads)."""
         return list(self.request("GET", "/api/v1/bots")["data"])
 
-    def join(self, game_id: str, invite: str, name: str) -> JSON:
-        """Take an open seat: ``{"game_id", "seat", "name", "token"}``."""
+    def join(
+        self,
+        game_id: str,
+        invite: str,
+        name: str,
+        *,
+        player_token: str | None = None,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Take an open seat: ``{"game_id", "seat", "name", "token"}``; with ``player_token``
+        the seat is that player's (a rated game's seat must be)."""
         body = {"invite": invite, "name": name}
-        return self.request("POST", f"/api/v1/games/{game_id}/join", body=body)
+        if player_token is not None:
+            body["player_token"] = player_token
+        return self._mutate(
+            game_id, "join", None, body, if_match=if_match, idempotency_key=idempotency_key
+        )
 
     def set_seat(
         self,
@@ -312,6 +330,28 @@ class Client:
         except StaleVersion as err:
             err.view = self._view_or_none(game_id, token)
             raise
+
+    def create_player(self, name: str, *, idempotency_key: str | None = None) -> JSON:
+        """A durable anonymous player: ``{"player_id", "player_token", "name"}``. Keep the
+        token: it is shown once, and seats a player's games (``player_token`` in
+        :meth:`create_game`, :meth:`join` and :meth:`seek`). The answer holds a token that no
+        caller's token scopes, so its key needs at least 22 characters (a UUID; else ``400
+        short_idempotency_key``); a retry with the same key gets the same player."""
+        return self.request(
+            "POST", "/api/v1/players", body={"name": name}, idempotency_key=idempotency_key
+        )
+
+    def player(self, player_id: str) -> JSON:
+        """``{"player_id", "name", "kind", "rating": {"mu", "sigma", "display"}, "games",
+        "wins"}``: ``games`` and ``wins`` count rated games; ``display`` is ``mu - 3*sigma``."""
+        return self.request("GET", f"/api/v1/players/{player_id}")
+
+    def leaderboard(self, *, kind: str = "people", limit: int = 50) -> JSON:
+        """``{"kind", "players": [{"player_id", "name", "rating", "games", "wins"}, ...]}``:
+        the players of ``kind`` (``people`` or ``bots``) with at least 5 rated games, best
+        ``display`` first, at most ``limit`` (1 to 100)."""
+        params = {"kind": kind, "limit": str(limit)}
+        return self.request("GET", "/api/v1/leaderboard", params=params)
 
     def events_page(
         self,
