@@ -270,16 +270,19 @@ class Client:
         auto_deal: bool | None = None,
         turn_seconds: int | None = None,
         rated: bool | None = None,
+        public: bool | None = None,
         idempotency_key: str | None = None,
     ) -> JSON:
         """Create a game; the body has ``game_id``, ``seats`` (tokens, bots, invites),
         ``table_token`` and ``host_token``. A player is a name, ``{"name", "bot"}`` (a server
         bot seat), ``{"name", "player_token"}`` (a durable player's seat) or ``{"open": True}``
         (claimed later with its invite). A ``rated`` game rates every seat when it ends, so each
-        must be a player or a bot (``422 unrated_seat`` at the deal otherwise)."""
+        must be a player or a bot (``422 unrated_seat`` at the deal otherwise); a ``public``
+        one is listed in the :meth:`lobby` while it has open seats."""
         body: JSON = {"players": [p if isinstance(p, str) else dict(p) for p in players]}
         extra = {"preset": preset, "options": options, "seed": seed}
         extra |= {"auto_deal": auto_deal, "turn_seconds": turn_seconds, "rated": rated}
+        extra |= {"public": public}
         body |= {key: value for key, value in extra.items() if value is not None}
         if "options" in body:
             body["options"] = dict(body["options"])
@@ -352,6 +355,48 @@ class Client:
         ``display`` first, at most ``limit`` (1 to 100)."""
         params = {"kind": kind, "limit": str(limit)}
         return self.request("GET", "/api/v1/leaderboard", params=params)
+
+    def lobby(
+        self,
+        *,
+        preset: str | None = None,
+        players: int | None = None,
+        turn_seconds: int | None = None,
+    ) -> JSON:
+        """``{"tables": [{"game_id", "players", "open_seats", "rules", "turn_seconds", "rated",
+        "created_at"}, ...]}``: public games with open seats (``players`` names the filled
+        ones), newest first, at most 100; each filter given narrows the list."""
+        wanted = {"preset": preset, "players": players, "turn_seconds": turn_seconds}
+        params = {key: str(value) for key, value in wanted.items() if value is not None}
+        return self.request("GET", "/api/v1/lobby", params=params)
+
+    def seek(
+        self,
+        name: str,
+        players: int,
+        *,
+        preset: str | None = None,
+        turn_seconds: int | None = None,
+        rated: bool | None = None,
+        fill_with_bots_after: int | None = None,
+        player_token: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """Quick play: a seat at the oldest seek table of this kind (preset, ``players`` 2 to
+        14, ``turn_seconds``, ``rated``) with one free, or at a new one: ``{"game_id", "seat",
+        "token"}``, and ``table_token`` to the seek that made the table. Seek tables deal by
+        themselves once full; with ``fill_with_bots_after`` (seconds) the seats still open then
+        go to ``planner`` bots. A player already seated at the table it would give is ``409
+        already_seated`` (the problem's ``game_id`` names the table). The answer holds a token
+        no caller's token scopes, so the key needs at least 22 characters, as for
+        :meth:`create_player`; a retry with the same key gets the same seat."""
+        body: JSON = {"name": name, "players": players}
+        extra = {"preset": preset, "turn_seconds": turn_seconds, "rated": rated}
+        extra |= {"fill_with_bots_after": fill_with_bots_after, "player_token": player_token}
+        body |= {key: value for key, value in extra.items() if value is not None}
+        return self.request(
+            "POST", "/api/v1/lobby/seek", body=body, idempotency_key=idempotency_key
+        )
 
     def events_page(
         self,
