@@ -612,6 +612,16 @@ class Client:
             game_id, "moves", token, dict(move), if_match=if_match, idempotency_key=idempotency_key
         )
 
+    def rematch(self, game_id: str, *, token: str, if_match: int | None = None) -> JSON:
+        """After ``game_over`` (before: ``409 game_not_over``), the caller's place in the next
+        game of the table (same rules, table options, seat order and bot seats), made by the
+        first call: ``{"game_id", "seat", "token"}`` for a seat token, ``{"game_id",
+        "table_token"}`` for the table token; asking again answers the same. A person seat
+        not claimed within a minute of the first call opens to others (then ``409
+        rematch_closed``). The finished game's log gets an entry ``{"action": "rematch",
+        "game_id"}``, which a long-poll (:meth:`events_page` with ``wait``) sees."""
+        return self._mutate(game_id, "rematch", token, if_match=if_match)
+
     def samples(self, game_id: str, *, token: str, n: int = 1, seed: int | None = None) -> JSON:
         """``{"game_id", "version", "seat", "samples": [position, ...]}``: ``n`` (1 to 100)
         positions that agree with everything the token's seat sees, the unseen tiles dealt
