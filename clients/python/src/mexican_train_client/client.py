@@ -398,6 +398,38 @@ class Client:
             "POST", "/api/v1/lobby/seek", body=body, idempotency_key=idempotency_key
         )
 
+    def create_webhook(
+        self,
+        player_id: str,
+        url: str,
+        *,
+        token: str,
+        events: Sequence[str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> JSON:
+        """``{"webhook_id", "secret"}``: the player (``token``: its player token) is told by a
+        signed POST to ``url`` (Standard Webhooks; verify it with ``secret``, shown only here)
+        of ``events``, some of ``your_turn``, ``game_over`` and ``rematch`` (default: all).
+        Only ``https`` URLs to public hosts, or hosts the operator allows (else ``422
+        webhook_url_not_allowed``); at most 10 a player (then ``409 too_many_webhooks``)."""
+        body: JSON = {"url": url}
+        if events is not None:
+            body["events"] = list(events)
+        path = f"/api/v1/players/{player_id}/webhooks"
+        return self.request("POST", path, token=token, body=body, idempotency_key=idempotency_key)
+
+    def webhooks(self, player_id: str, *, token: str) -> JSON:
+        """``{"webhooks": [{"webhook_id", "url", "events"}, ...]}``: the player's webhooks,
+        without their secrets."""
+        return self.request("GET", f"/api/v1/players/{player_id}/webhooks", token=token)
+
+    def delete_webhook(self, player_id: str, webhook_id: str, *, token: str) -> None:
+        """Remove a webhook; deliveries still queued for it are dropped. An unknown one is
+        ``404 webhook_not_found``, which is also what a retry gets after an answer that was
+        lost: the webhook is gone either way."""
+        path = f"/api/v1/players/{player_id}/webhooks/{webhook_id}"
+        self.request("DELETE", path, token=token)
+
     def events_page(
         self,
         game_id: str,
