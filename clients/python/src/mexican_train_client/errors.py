@@ -34,23 +34,29 @@ class ApiError(ClientError):
 
 
 class BadRequest(ApiError):
-    """400: malformed body or header."""
+    """400: malformed body or header (``short_idempotency_key``: under 22 characters where the
+    answer holds a token no caller's token scopes: a new game, player or seek)."""
 
 
 class Unauthorized(ApiError):
-    """401: missing or unknown token."""
+    """401: missing or unknown token (``invalid_token`` also for a stream ticket used or
+    expired, and for a seat token its seat no longer has: reopened, given to a bot, moved)."""
 
 
 class Forbidden(ApiError):
-    """403: the token belongs to another seat, or the action needs the host token."""
+    """403: the token belongs to another seat, or the action needs the host token
+    (``not_host``), a seat's (``not_a_seat``), or the player's own (``not_this_player``)."""
 
 
 class NotFound(ApiError):
-    """404: unknown game (or path)."""
+    """404: unknown game (or path), or an unknown thing of one: ``invite_not_found``,
+    ``transfer_not_found``, ``player_not_found``, ``webhook_not_found``, ..."""
 
 
 class Conflict(ApiError):
-    """409: the action is not legal now (``not_your_turn``, ``illegal_move``, ...)."""
+    """409: the action is not legal now (``not_your_turn``, ``illegal_move``,
+    ``transfer_used``, ``game_not_over``, ``rematch_closed``, ...). ``already_seated`` (a seek)
+    names the table its player sits at in ``body["game_id"]``."""
 
 
 class StaleVersion(ApiError):
@@ -64,7 +70,9 @@ class PayloadTooLarge(ApiError):
 
 
 class Unprocessable(ApiError):
-    """422: well-formed but invalid values (bad rules, impossible position, malformed move)."""
+    """422: well-formed but invalid values (bad rules, impossible position, malformed move,
+    ``unrated_seat``, ``webhook_url_not_allowed``; ``validation_failed`` lists them in
+    ``body["errors"]``)."""
 
 
 class RateLimited(ApiError):
