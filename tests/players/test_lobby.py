@@ -193,6 +193,23 @@ def test_open_seats_go_to_bots_after_the_wait_and_the_game_starts(server: str) -
     assert again["game_id"] != first["game_id"] and again["seat"] == 0
 
 
+def test_seeks_share_a_table_whatever_their_bot_fill_which_comes_at_the_earliest_asked(
+    server: str,
+) -> None:
+    # A table fits a seek by preset, player count, turn_seconds and rated, not by its bot fill.
+    patient = seek(server, "patient", players=3, turn_seconds=4321)
+    hasty = seek(server, "hasty", players=3, turn_seconds=4321, fill_with_bots_after=1)
+    assert (hasty["game_id"], hasty["seat"]) == (patient["game_id"], 1)
+    deadline = time.monotonic() + 15
+    while True:
+        view = requests.get(f"{server}/api/v1/games/{patient['game_id']}", timeout=10).json()
+        if view["status"] != "waiting_deal":
+            break
+        assert time.monotonic() < deadline, "the bots never came"
+        time.sleep(0.2)
+    assert [p["bot"] for p in view["players"]] == [None, None, "planner"]
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [

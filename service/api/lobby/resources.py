@@ -40,8 +40,10 @@ class Seek(MethodView):
     @problems(400, 401, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
-        """A seat at the oldest public seek table of this kind with one free, or at a new one
-        (whose seeker alone gets its table token); full tables deal by themselves. A retry
-        with the same Idempotency-Key and body gets the same seat."""
+        """A seat at the oldest public seek table of this kind (the same preset, player
+        count, `turn_seconds` and `rated`) with one free, or at a new one (whose seeker alone
+        gets its table token); full tables deal by themselves. A table's open seats go to bots
+        at the earliest time one of its seekers asked for. A retry with the same
+        Idempotency-Key and body gets the same seat."""
         limit_address(PerAddress.JOIN)
         return seek(body)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -69,9 +69,16 @@ class Seek:
 
     @property
     def bucket(self) -> str:
-        """Seeks of one bucket share tables: the same rules, clock, rating and bot fill."""
-        fill = "" if self.fill_after is None else str(self.fill_after)
-        return f"{self.preset}|{self.players}|{self.turn_seconds}|{int(self.rated)}|{fill}"
+        """Seeks of one bucket share tables: the same rules, player count, clock and rating.
+        Not the bot fill: a table fills at the earliest time one of its seekers asked for."""
+        return f"{self.preset}|{self.players}|{self.turn_seconds}|{int(self.rated)}"
+
+    def fill_at(self, now: int, table_fill_at: int | None) -> int | None:
+        """When the table's open seats go to bots once this seek sits there."""
+        if self.fill_after is None:
+            return table_fill_at
+        mine = now + self.fill_after * 1000
+        return mine if table_fill_at is None else min(table_fill_at, mine)
 
 
 def seek(body: dict[str, Any]) -> Response:
@@ -148,6 +155,8 @@ def sit(g: Loaded, seat: int, wanted: Seek) -> Decision:
     record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=wanted.name)
     g.state.players[seat] = wanted.name
     g.table.seats[seat] = Seat(SeatKind.PERSON, player=wanted.player)
+    listing = g.table.listing
+    g.table.listing = replace(listing, fill_at_ms=wanted.fill_at(record.at_ms, listing.fill_at_ms))
     token = new_token()
     digests = with_seat_token(g, seat, token)
 
@@ -165,7 +174,7 @@ def make_table(game_id: str, wanted: Seek) -> Response:
     seats = [Seat(SeatKind.PERSON, player=wanted.player)]
     seats += [Seat(SeatKind.OPEN) for _ in range(1, wanted.players)]
     table = Table(seats, auto_deal=True, turn_seconds=wanted.turn_seconds)
-    fill_at = None if wanted.fill_after is None else created + wanted.fill_after * 1000
+    fill_at = wanted.fill_at(created, None)
     table.listing = Listing(public=True, rated=wanted.rated, seek=wanted.bucket, fill_at_ms=fill_at)
     table.created_ms, table.tick_ms = created, TICK_MS
     creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
