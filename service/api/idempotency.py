@@ -23,8 +23,9 @@ from .web import json_response
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_IDEMPOTENCY_KEY = 255
-# The key of POST /games is global (no token scopes it) and its answer holds every token, so it
-# must be unguessable: 22 characters carry 128 bits in base64url, and a UUID has 36.
+# The key of POST /games (and of the other requests no token scopes whose answer holds a
+# credential) is global, so it must be unguessable: 22 characters carry 128 bits in base64url,
+# and a UUID has 36.
 MIN_CREATE_KEY = 22
 
 # RFC 8941 sf-string: printable ASCII between quotes, with only \" and \\ escaped.
@@ -89,7 +90,7 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
             Problem.SHORT_IDEMPOTENCY_KEY,
             f"The Idempotency-Key of this request must have at least {min_length} characters "
             "(128 random bits, e.g. a UUID): anyone who guesses it with the same body gets the "
-            "answer, which holds every token of the game.",
+            "answer, which holds a credential (a token, an invite or a secret).",
         )
     data = request.get_data(cache=True)
     try:
