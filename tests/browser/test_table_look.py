@@ -1,7 +1,8 @@
 """How the table looks and reads: every screen at two sizes in English and Swahili (the browser's
 language) checked by axe-core and photographed, the table in each of the six languages, the
 picker, pip colours told apart under colour-vision deficiencies, tiles that scale and show
-numbers, moves and "your turn" announced, and a focus ring unlike the playable mark."""
+numbers, moves and "your turn" announced, a focus ring unlike the playable mark, and the hand
+and its buttons in view without scrolling on a desktop's turn."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tests.browser.table import (
     create_from_position,
     create_game,
     double_six_rest,
+    my_turn,
     play_turn_by_clicking,
     shown_version,
     wait_shown,
@@ -390,3 +392,95 @@ def test_moves_and_your_turn_are_announced_and_focus_stays_in_play(
     page.locator(".htile").first.focus()
     ring = page.evaluate("getComputedStyle(document.activeElement).outlineColor")
     assert ring == "rgb(255, 255, 255)", ring
+
+
+DESKTOPS = ((1280, 800), (1366, 768), (1440, 900))
+BOXES = """sel => [...document.querySelectorAll(sel)].map(e => {
+  const b = e.getBoundingClientRect();
+  return {left: b.left, top: b.top, right: b.right, bottom: b.bottom};
+})"""
+
+
+def boxes(page: Page, selector: str) -> list[dict[str, float]]:
+    return list(page.evaluate(BOXES, selector))
+
+
+def out_of_view(page: Page, selector: str) -> list[dict[str, float]]:
+    width, height = page.evaluate("[innerWidth, innerHeight]")
+    return [
+        b
+        for b in boxes(page, selector)
+        if b["left"] < 0 or b["top"] < 0 or b["right"] > width or b["bottom"] > height
+    ]
+
+
+def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrolling(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    # Four players and a turn clock (its bar takes room too), some turns in, so that the
+    # trains hold tiles.
+    bots = [{"name": f"cpu{i}", "bot": "greedy"} for i in (1, 2, 3)]
+    game = create_game(
+        table_server,
+        {"players": ["ann", *bots], "turn_seconds": 60, "auto_deal": True, "seed": 7},
+    )
+    page = new_page(viewport={"width": DESKTOPS[0][0], "height": DESKTOPS[0][1]})
+    hold(page, game, 0, "en")
+    for _ in range(40):
+        wait_shown(page, game.version())
+        started = sum(1 for t in game.api("GET")["trains"] if t["tiles"])
+        playable = page.locator(".htile.playable").count()
+        if my_turn(page) and started >= 3 and playable:
+            break
+        if my_turn(page):
+            play_turn_by_clicking(page)
+    assert my_turn(page) and started >= 3 and playable
+    for width, height in DESKTOPS:
+        page.set_viewport_size({"width": width, "height": height})
+        size = f"{width}x{height}"
+        # The window as it opens on a turn: at the top (the clicks above scrolled it).
+        page.evaluate("scrollTo(0, 0)")
+        page.wait_for_timeout(300)  # the layout after the resize
+        assert page.locator(".htile").count() >= 5 and page.locator("button.action").count() == 3
+        assert out_of_view(page, ".htile") == [], size
+        assert out_of_view(page, "button.action") == [], size
+        # Nothing overlaps: the table is above the rack, the log beside both.
+        felt, rack, log = (boxes(page, s)[0] for s in (".felt", ".rack", "aside.log"))
+        assert felt["bottom"] <= rack["top"] and log["left"] >= felt["right"], size
+        # Every train can still be read: when they do not all fit, they scroll in the table,
+        # and at least two whole rows show at once.
+        shown = boxes(page, ".felt .trains")[0]
+        rows = boxes(page, ".felt .train")
+        tallest = max(r["bottom"] - r["top"] for r in rows)
+        assert shown["bottom"] - shown["top"] >= 2 * tallest, size
+        scroll = page.locator(".felt .trains").evaluate("e => e.scrollHeight - e.clientHeight")
+        assert rows[-1]["bottom"] <= shown["bottom"] + 1 or scroll > 0, size
+        screenshot(page, f"turn-{size}")
+        # A tile chosen where it is, with no scrolling: a train it may go to is in view, in
+        # the table and in the window.
+        trains = page.locator(".felt .trains")
+        where = trains.evaluate("e => e.scrollTop")
+        tile = boxes(page, ".htile.playable")[0]
+        page.mouse.click((tile["left"] + tile["right"]) / 2, (tile["top"] + tile["bottom"]) / 2)
+        expect(page.locator(".htile.selected")).to_have_count(1)
+        assert page.evaluate("scrollY") == 0
+        legal = page.locator(".train-target.legal").first
+        expect(legal).to_be_visible()
+        target = legal.evaluate(
+            "e => { const b = e.getBoundingClientRect(), l = e.closest('.trains')"
+            ".getBoundingClientRect(); return b.top >= l.top - 1 && b.bottom <= l.bottom + 1"
+            " && b.bottom <= innerHeight; }"
+        )
+        assert target, size
+        screenshot(page, f"chosen-{size}")
+        page.keyboard.press("Escape")  # the tile put back: the trains where they were
+        expect(page.locator(".htile.selected")).to_have_count(0)
+        assert trains.evaluate("e => e.scrollTop") == where, size
+    # Larger tiles make a taller rack: the trains make room again.
+    page.set_viewport_size({"width": DESKTOPS[0][0], "height": DESKTOPS[0][1]})
+    page.locator("#zoom-in").click()
+    page.locator("#zoom-in").click()
+    page.evaluate("scrollTo(0, 0)")
+    page.wait_for_timeout(300)
+    assert out_of_view(page, ".htile") == [] and out_of_view(page, "button.action") == []
+    screenshot(page, "zoomed-1280x800")

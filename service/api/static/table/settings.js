@@ -17,6 +17,8 @@ export function saveSettings(change) {
   const next = { ...settings(), ...change };
   localStorage.setItem(KEY, JSON.stringify(next));
   applySettings(next);
+  // What is laid out by measuring (the table's trains beside the rack) does it again.
+  window.dispatchEvent(new Event("settings"));
   return next;
 }
 

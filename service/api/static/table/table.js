@@ -27,11 +27,26 @@ const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetc
 const RESEND_MS = 2000; // a move the server did not answer is sent again this often
 const LOG_LINES = 40;
 const TICK_MS = 250;
+// On a window this wide and tall the hand and its buttons stay in view without scrolling:
+// trains that would push them below the window's edge scroll within the table instead. Not
+// when that would leave the trains less than MIN_TRAINS_PX (a round's summary above them, a
+// short window): then the page scrolls, as on a phone.
+const FIT_WINDOW = "(min-width: 1000px) and (min-height: 600px)";
+const MIN_TRAINS_PX = 150;
+const FIT_MARGIN_PX = 8; // kept between the rack and the window's bottom edge
 
 function connection(state) {
   const element = document.getElementById("connection");
   element.className = `connection ${state}`;
   element.textContent = state === "live" ? t("connection.live") : state === "down" ? t("connection.down") : "";
+}
+
+// Trains scrolled within the table fade out at an edge with more beyond it: a scroll bar is not
+// always drawn (overlay scroll bars show only while scrolling).
+function trainEdges(trains) {
+  const bounded = trains.classList.contains("bounded");
+  trains.classList.toggle("more-above", bounded && trains.scrollTop > 1);
+  trains.classList.toggle("more-below", bounded && trains.scrollTop + trains.clientHeight < trains.scrollHeight - 1);
 }
 
 const sameTile = (a, b) => Boolean(a && b) && ((a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]));
@@ -69,6 +84,7 @@ class Table {
     // nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
     this.sending = null;
     this.movedAt = -1; // the version the table showed when this seat last moved
+    this.trainsBefore = null; // where the trains were scrolled before a chosen tile's train was shown
   }
 
   async start() {
@@ -97,8 +113,12 @@ class Table {
     };
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onPointer);
-    this.onResize = () => this.scrollTrains();
+    this.onResize = () => {
+      this.scrollTrains();
+      this.fitTrains();
+    };
     window.addEventListener("resize", this.onResize);
+    window.addEventListener("settings", this.onResize); // tiles zoomed: the rack grew or shrank
   }
 
   // The last entries before this page opened, for its log (the stream brings the rest).
@@ -126,6 +146,7 @@ class Table {
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
     window.removeEventListener("resize", this.onResize);
+    window.removeEventListener("settings", this.onResize);
     for (const name of ["version", "status", "settled"]) delete this.app.dataset[name];
     connection("");
   }
@@ -508,6 +529,8 @@ class Table {
     const inHand = Boolean(active && active.closest && active.closest(".rack"));
     const handIndex = inHand ? Array.from(this.app.querySelectorAll(".htile")).indexOf(active) : -1;
     const log = this.logPlace();
+    const trains = this.app.querySelector(".felt .trains");
+    const trainsTop = trains ? trains.scrollTop : 0;
     const v = this.view;
     this.app.dataset.version = v.version;
     this.app.dataset.status = v.status;
@@ -531,6 +554,7 @@ class Table {
           v.status === "waiting_deal" ? null : this.token ? this.rack() : this.watching()),
         this.logPanel()));
     this.scrollTrains();
+    this.fitTrains(trainsTop);
     this.scrollLog(log);
     this.placeFocus({ focused, inHand, handIndex, myTurn });
     if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
@@ -586,6 +610,42 @@ class Table {
   // Each train shows its open end: the newest tiles, where play goes on.
   scrollTrains() {
     for (const line of this.app.querySelectorAll(".train .line")) line.scrollLeft = line.scrollWidth;
+  }
+
+  // Keep the rack within the window on a wide screen (FIT_WINDOW): the trains get the height
+  // left above it and scroll within the table, from `top` (where the player had them). A tile
+  // chosen brings a train it may go to into view, and the trains go back where they were once
+  // it is played or put back.
+  fitTrains(top = null) {
+    const trains = this.app.querySelector(".felt .trains");
+    if (!trains) return;
+    let was = top === null ? trains.scrollTop : top;
+    if (!this.selected && this.trainsBefore !== null) {
+      was = this.trainsBefore;
+      this.trainsBefore = null;
+    }
+    trains.classList.remove("bounded", "more-above", "more-below");
+    const rack = this.app.querySelector(".rack");
+    if (!rack || !window.matchMedia(FIT_WINDOW).matches) return;
+    const over = rack.getBoundingClientRect().bottom + window.scrollY + FIT_MARGIN_PX - window.innerHeight;
+    const height = Math.floor(trains.getBoundingClientRect().height - over);
+    if (over <= 0 || height < MIN_TRAINS_PX) return;
+    // CSSOM, not a style attribute: the page's CSP allows the one and forbids the other.
+    trains.style.setProperty("--trains-height", `${height}px`);
+    trains.classList.add("bounded");
+    trains.scrollTop = was;
+    const legal = Array.from(trains.querySelectorAll(".train.legal"));
+    const box = trains.getBoundingClientRect();
+    const shown = (row) => {
+      const r = row.getBoundingClientRect();
+      return r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+    };
+    if (legal.length && !legal.some(shown)) {
+      if (this.trainsBefore === null) this.trainsBefore = trains.scrollTop;
+      const row = legal[0].getBoundingClientRect(); // to the middle: clear of the faded edges
+      trains.scrollTop += (row.top + row.bottom) / 2 - (box.top + box.bottom) / 2;
+    }
+    trainEdges(trains);
   }
 
   statusText() {
@@ -730,7 +790,7 @@ class Table {
     return h("section", { class: "felt", "aria-label": t("table.table") },
       v.engine === null ? h("p", { class: "empty-table" }, t("table.not_dealt"))
         : h("div", { class: "engine" }, h("span", { class: "engine-label" }, t("table.engine")), h("span", { class: "engine-value" }, `${v.engine}-${v.engine}`)),
-      h("ul", { class: "trains", "aria-label": t("table.trains") }, rows));
+      h("ul", { class: "trains", "aria-label": t("table.trains"), onscroll: (event) => trainEdges(event.currentTarget) }, rows));
   }
 
   actionButtons() {
