@@ -5,6 +5,7 @@ to take the server away)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -18,9 +19,12 @@ STREAMS_ENV = {"GUNICORN_POOL": "streams", "STREAM_WORKERS": "1", "GRACEFUL_TIME
 
 
 class TableStack:
-    def __init__(self, redis_url: str, workdir: Path) -> None:
+    """``env``: settings of both pools beside the defaults (e.g. ``RATE_LIMIT_PER_MINUTE``)."""
+
+    def __init__(self, redis_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
         self.redis_url = redis_url
         self.workdir = workdir
+        self.env = dict(env or {})
         self.api_port = free_port()
         self.streams_port = free_port()
         self.stack = ExitStack()
@@ -47,7 +51,7 @@ class TableStack:
 
     def start_api(self) -> None:
         """The API pool (with the worker beside it) on its port, as at the start."""
-        self.api = start_gunicorn(self.redis_url, port=self.api_port, workers=2)
+        self.api = start_gunicorn(self.redis_url, port=self.api_port, workers=2, env=self.env)
         self.api.__enter__()
 
     def stop_api(self) -> None:
@@ -58,7 +62,7 @@ class TableStack:
 
     def start_streams(self) -> None:
         self.streams = start_gunicorn(
-            self.redis_url, port=self.streams_port, workers=1, env=STREAMS_ENV
+            self.redis_url, port=self.streams_port, workers=1, env={**self.env, **STREAMS_ENV}
         )
         self.streams.__enter__()
 

@@ -1,16 +1,22 @@
 """The web table live: a game against three bots played to its end by clicking, two people at
-one table through an invite link, and the stream dropped by a restarted server."""
+one table through an invite link, the stream dropped by a restarted server, and moves sent
+again when the server did not answer them, as soon as its Retry-After allows."""
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+import redis
 import requests
-from playwright.sync_api import expect
+from playwright.sync_api import Page, Request, expect
 
+from devstack.redis_server import RedisServer
+from service.store import keys as store_keys
 from tests.browser.harness import Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
@@ -26,11 +32,18 @@ from tests.browser.table import (
     wait_shown,
     words,
 )
+from tests.e2e.nginx import ensure_nginx
 
 # "Each sees the other's move within a second": a liveness bound, not a speed measurement.
 SEEN_WITHIN_MS = 1000
 # A 5 s turn clock, applied within a second of its deadline, and the entries shown.
 CLOCK_MS = 10_000
+# Requests a seat's token may make on a game in a minute, in the rate-limited stack below.
+TOKEN_LIMIT = 30
+# How long the test leaves the seat's rate window to run: the Retry-After the server then sends.
+WINDOW_LEFT_S = 6
+# Timer slack: a resend may start this much before the wait it honours is over by the clock.
+SLACK_MS = 50
 
 
 def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
@@ -302,3 +315,138 @@ def test_the_host_hands_an_absent_players_seat_to_a_bot(table_server: str, new_p
     wait_shown(page, version + 2)
     expect(page.locator(".turn-banner")).to_have_text("Your turn")
     assert game.api("GET")["players"][1]["bot"] == "planner"
+
+
+def finished_posts(page: Page) -> list[dict[str, Any]]:
+    """From now on, each move the page POSTs, once answered: its Idempotency-Key, its status,
+    its Retry-After, and when (the browser's clock, ms) it was sent and its answer ended."""
+    posts: list[dict[str, Any]] = []
+
+    def done(request: Request) -> None:
+        if request.method != "POST" or not request.url.endswith("/moves"):
+            return
+        response = request.response()
+        timing = request.timing
+        posts.append(
+            {
+                "key": request.headers.get("idempotency-key"),
+                "status": response.status if response else None,
+                "retry_after": response.headers.get("retry-after") if response else None,
+                "sent": timing["startTime"],
+                "answered": timing["startTime"] + timing["responseEnd"],
+            }
+        )
+
+    page.on("requestfinished", done)
+    return posts
+
+
+@pytest.fixture()
+def rate_limited_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[TableStack]:
+    """A stack of this test's own that refuses a seat's requests past TOKEN_LIMIT a minute."""
+    ensure_nginx()
+    limits = {"RATE_LIMIT_PER_MINUTE": str(TOKEN_LIMIT)}
+    with TableStack(redis_server.url, tmp_path, limits) as stack:
+        yield stack
+
+
+def test_a_move_answered_429_is_sent_again_as_retry_after_says(
+    rate_limited_server: TableStack,
+    redis_server: RedisServer,
+    new_page: Pages,
+    screenshot: Callable[..., Path],
+) -> None:
+    stack = rate_limited_server
+    page = new_page(viewport={"width": 1280, "height": 800})
+    # The table's own reads are refused too while the seat is over its limit.
+    new_page.log(page).allow(r"status of 429")
+    game = create_game(stack.url, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 5})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    posts = finished_posts(page)
+    # The seat spends its minute's requests; its window is then brought to end in
+    # WINDOW_LEFT_S seconds (in this test's own Redis), so the test does not wait a minute.
+    url = f"{stack.url}/api/v1/games/{game.game_id}"
+    bearer = {"Authorization": f"Bearer {game.tokens[me]}"}
+    for _ in range(TOKEN_LIMIT + 1):
+        if requests.get(url, headers=bearer, timeout=10).status_code == 429:
+            break
+    else:
+        raise AssertionError(f"no 429 after {TOKEN_LIMIT + 1} requests")
+    with redis.Redis.from_url(redis_server.url) as client:
+        counter = store_keys.rate_key(game.game_id, game.tokens[me] or "")
+        assert client.expire(counter, WINDOW_LEFT_S)
+
+    tile = page.locator(".htile.playable").first
+    name = tile.get_attribute("data-tile") or ""
+    tile.click()
+    with page.expect_request_finished(lambda r: r.method == "POST" and "/moves" in r.url):
+        page.locator(".train-target.legal").first.click()
+    first = posts[0]
+    assert first["status"] == 429 and first["retry_after"], first
+    asked = int(first["retry_after"])
+    assert 1 <= asked <= WINDOW_LEFT_S, first
+    # The player is told the move waits, and for how long the server asked.
+    problem = page.locator("#problem")
+    form = "one" if asked == 1 else "other"
+    before, after = words(f"move.resending_after.{form}", n=asked).split("{move}")
+    expect(problem).to_contain_text(f"{before}{name}, ")
+    expect(problem).to_contain_text(after)
+    expect(page.locator("button.action:enabled")).to_have_count(0)
+    screenshot(page, "waiting")
+
+    wait_shown(page, version + 1)
+    expect(problem).to_be_hidden()
+    assert game.version() == version + 1  # applied once
+    hand = {f"{a}-{b}" for a, b in game.api("GET", "", game.tokens[me])["hand"]}
+    assert name not in hand
+    assert posts[-1]["status"] in (200, 201), posts
+    assert len({p["key"] for p in posts}) == 1, posts  # every resend under the same key
+    # Each resend waited as long as the answer before it asked: the usual 2 s pace would not
+    # wait out a 6 s Retry-After.
+    for earlier, later in itertools.pairwise(posts):
+        assert earlier["status"] == 429, posts
+        waited = later["sent"] - earlier["answered"]
+        assert waited >= int(earlier["retry_after"]) * 1000 - SLACK_MS, posts
+
+
+def test_retry_after_is_read_as_seconds_or_a_date_and_bounded(
+    table_server: str, page: Page
+) -> None:
+    """The page's reading of Retry-After, in the browser: the server sends seconds (above);
+    proxies may send an HTTP-date, read against the answer's Date, or absurd waits. A wait
+    shorter than the page's own 2 s between resends (nginx's 503 asks 1 s) keeps that pace."""
+    page.goto(table_server + "/")
+    read = page.evaluate(
+        """async () => {
+          const api = await import('/table/api.js');
+          const date = 'Wed, 21 Oct 2015 07:28:00 GMT';
+          return {
+            seconds: api.retryAfterMs(' 7 ', null),
+            date: api.retryAfterMs('Wed, 21 Oct 2015 07:28:12 GMT', date),
+            past: api.retryAfterMs('Wed, 21 Oct 2015 07:27:00 GMT', date),
+            junk: api.retryAfterMs('soon', date),
+            none: api.retryAfterMs(null, date),
+            long: api.retryWait({retryAfter: 3600 * 1000}, 2000),
+            short: api.retryWait({retryAfter: 1000}, 2000),
+            asked: api.retryWait({retryAfter: 7000}, 2000),
+            without: api.retryWait({retryAfter: null}, 2000),
+            most: api.RETRY_MAX_MS,
+          };
+        }"""
+    )
+    assert read == {
+        "seconds": 7000,
+        "date": 12000,
+        "past": 0,
+        "junk": None,
+        "none": None,
+        "long": 30000,
+        "short": 2000,
+        "asked": 7000,
+        "without": 2000,
+        "most": 30000,
+    }

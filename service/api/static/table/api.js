@@ -3,12 +3,37 @@
 export const API = "/api/v1";
 
 export class ApiError extends Error {
-  constructor(status, problem) {
+  // `retryAfter`: the wait in ms the answer's Retry-After asked for, or null without one.
+  constructor(status, problem, retryAfter = null) {
     super(problem.detail || problem.title || `HTTP ${status}`);
     this.status = status;
     this.code = problem.code || "unknown";
     this.problem = problem;
+    this.retryAfter = retryAfter;
   }
+}
+
+// Retry-After (RFC 9110 section 10.2.3) in ms: delay-seconds, or an HTTP-date, which is read
+// against the answer's own Date so that this device's clock does not matter. Null when absent
+// or unreadable.
+export function retryAfterMs(value, date, now = Date.now()) {
+  const text = (value || "").trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const until = Date.parse(text);
+  if (!text || Number.isNaN(until)) return null;
+  const sent = Date.parse(date || "");
+  return Math.max(0, until - (Number.isNaN(sent) ? now : sent));
+}
+
+// The longest a resend waits, whatever Retry-After says (a proxy may ask for hours): a resend
+// under the same key is harmless, and a player left waiting longer would give up.
+export const RETRY_MAX_MS = 30000;
+
+// How long to wait before sending again a request that got `error`: as long as its Retry-After
+// asks, up to RETRY_MAX_MS, and never less than `least` (the caller's own pace).
+export function retryWait(error, least) {
+  const asked = error.retryAfter === null || error.retryAfter === undefined ? 0 : error.retryAfter;
+  return Math.max(least, Math.min(RETRY_MAX_MS, asked));
 }
 
 // A fresh key per request makes a retry of that request safe (crypto.randomUUID needs a secure
@@ -43,7 +68,10 @@ export async function call(method, path, { token, body, key } = {}) {
   } catch (error) {
     data = { code: response.status >= 500 ? "unavailable" : "unknown" };
   }
-  if (!response.ok) throw new ApiError(response.status, data);
+  if (!response.ok) {
+    const retryAfter = retryAfterMs(response.headers.get("Retry-After"), response.headers.get("Date"));
+    throw new ApiError(response.status, data, retryAfter);
+  }
   return data;
 }
 

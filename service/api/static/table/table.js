@@ -3,7 +3,7 @@
 // page shows the legal moves its view carries, sends what the player chooses, and words a
 // refusal by its code.
 
-import { ApiError, game, idempotencyKey } from "./api.js";
+import { ApiError, game, idempotencyKey, retryWait } from "./api.js";
 import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
 import { t, tn } from "./i18n.js";
@@ -24,7 +24,7 @@ const STEP_MS = 700; // between two entries of the stream: a pace a person can f
 const HURRY_MS = 120;
 const POLL_MS = 3000; // while the stream is down, the view is fetched this often
 const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
-const RESEND_MS = 2000; // a move the server did not answer is sent again this often
+const RESEND_MS = 2000; // a move the server did not answer is sent again this often (unless it said when)
 const LOG_LINES = 40;
 const TICK_MS = 250;
 // On a window this wide and tall the hand and its buttons stay in view without scrolling:
@@ -80,8 +80,10 @@ class Table {
     this.live = null;
     this.stopped = false;
     this.wasMyTurn = false;
-    // The move sent and not yet answered: {move, key, waiting}. `waiting` once an answer said
-    // nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
+    // The move sent and not yet answered: {move, key, waiting, asked}. `waiting` once an answer
+    // said nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
+    // `asked`: the wait (ms) before that, when the answer's Retry-After made it longer than
+    // RESEND_MS.
     this.sending = null;
     this.movedAt = -1; // the version the table showed when this seat last moved
     this.trainsBefore = null; // where the trains were scrolled before a chosen tile's train was shown
@@ -428,13 +430,15 @@ class Table {
     // Set before the answer: the stream may draw the move's entry before the answer comes.
     this.pendingFocus = byKeyboard;
     this.movedAt = this.view.version;
-    this.sending = { move, key: idempotencyKey(), waiting: false };
+    this.sending = { move, key: idempotencyKey(), waiting: false, asked: null };
     await this.send();
   }
 
   // Send the move in flight. An answer that says nothing of it (the server cannot be reached,
   // a 5xx, a 429) may hide a move that was applied: it is sent again with the same
   // Idempotency-Key until the server answers, which then replays its first answer if it was.
+  // After an answer with Retry-After it is sent again no sooner than that asks (up to
+  // RETRY_MAX_MS): sooner would only be refused again, and count against the seat's limit.
   async send() {
     const sending = this.sending;
     if (!sending || this.stopped) return;
@@ -457,9 +461,11 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       const problem = worded(error);
       if (problem.transient && this.token) {
+        const wait = retryWait(error, RESEND_MS);
         sending.waiting = true;
+        sending.asked = wait > RESEND_MS ? wait : null; // the usual pace is not worth a number
         this.render();
-        this.resendTimer = setTimeout(() => this.send(), RESEND_MS);
+        this.resendTimer = setTimeout(() => this.send(), wait);
         return;
       }
       this.sending = null;
@@ -741,8 +747,15 @@ class Table {
   // A move waiting for the server is said first: the connection's trouble is said above.
   problemLine(id) {
     const waiting = this.sending && this.sending.waiting;
-    const text = waiting ? t("move.resending", { move: this.moveName(this.sending.move) }) : this.problem ? this.problem.text : "";
+    const text = waiting ? this.resending() : this.problem ? this.problem.text : "";
     return h("p", { class: ["problem", (waiting || (this.problem && this.problem.transient)) && "transient"], role: "alert", id }, text);
+  }
+
+  // The move waiting to be sent again, and how long the page waits first if the server asked.
+  resending() {
+    const { move, asked } = this.sending;
+    if (asked === null) return t("move.resending", { move: this.moveName(move) });
+    return tn("move.resending_after", Math.ceil(asked / 1000), { move: this.moveName(move) });
   }
 
   summaryPanels() {
