@@ -1,15 +1,21 @@
 """The players' loop in the page: quick play seats two browsers at one table, a card says who
-is at the table, and "Play again" takes a seat of the rematch."""
+is at the table, "Play again" takes a seat of the rematch, and the loop's refusals are worded
+(a rated game's seat, which needs a player account; "Play again" once the claim is over)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+import requests
 from playwright.sync_api import Locator, Page, expect
 
+from devstack.redis_server import RedisServer
 from tests.browser.harness import Pages
+from tests.browser.stack import TableStack
 from tests.browser.table import (
     create_game,
     hold_seat,
@@ -18,6 +24,9 @@ from tests.browser.table import (
     wait_shown,
     words,
 )
+from tests.e2e.nginx import ensure_nginx
+
+CLAIM_SECONDS = 1  # REMATCH_CLAIM_SECONDS of the stack whose rematch claims close quickly
 
 
 def quick_play(page: Page, base: str, name: str) -> str:
@@ -93,3 +102,68 @@ def test_play_again_takes_a_seat_of_the_rematch(
     assert old[-1]["action"] == {"action": "rematch", "game_id": new_id}
     expect(page.locator("#app")).to_have_attribute("data-status", "in_round", timeout=15_000)
     expect(page.locator(".rack")).to_be_visible()  # the same seat, at the new game
+
+
+def test_a_rated_games_seat_taken_without_a_player_account_is_refused_in_words(
+    table_server: str, new_page: Pages
+) -> None:
+    ann = requests.post(f"{table_server}/api/v1/players", json={"name": "ann"}, timeout=10)
+    assert ann.status_code == 201, ann.text
+    seats = [{"name": "ann", "player_token": ann.json()["player_token"]}, {"open": True}]
+    made = requests.post(
+        f"{table_server}/api/v1/games", json={"players": seats, "rated": True}, timeout=10
+    )
+    assert made.status_code == 201, made.text
+    game_id, invite = made.json()["game_id"], made.json()["seats"][1]["invite"]
+    # The page joins without a player_token: the server answers 422 unrated_seat.
+    page = new_page(viewport={"width": 390, "height": 844})
+    new_page.log(page).allow(r"status of 422")
+    page.goto(f"{table_server}/#/join/{game_id}/{invite}")
+    page.get_by_label(words("create.your_name")).fill("bo")
+    page.get_by_role("button", name=words("join.submit")).click()
+    expect(page.locator("#join-problem")).to_have_text(words("refuse.unrated_seat"))
+    view = requests.get(f"{table_server}/api/v1/games/{game_id}", timeout=10).json()
+    assert view["players"][1]["open"]  # nobody took the seat
+
+
+@pytest.fixture()
+def quick_claims_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[TableStack]:
+    """A stack of this test's own whose rematch seats open CLAIM_SECONDS after the rematch."""
+    ensure_nginx()
+    claims = {"REMATCH_CLAIM_SECONDS": str(CLAIM_SECONDS)}
+    with TableStack(redis_server.url, tmp_path, claims) as stack:
+        yield stack
+
+
+def test_play_again_after_the_claim_is_over_says_the_seat_was_given_up(
+    quick_claims_server: TableStack, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    base = quick_claims_server.url
+    game = create_game(base, {"players": ["ann", "bo"], "options": {"set": 6, "rounds": 1}})
+    game.api("POST", "/deal", game.host_token)
+    while (view := game.api("GET"))["status"] == "in_round":
+        seat = view["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[seat])["moves"][0]
+        game.api("POST", "/moves", game.tokens[seat], json=move)
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 409")
+    hold_seat(page, game, 0)
+    again = page.locator("#rematch")
+    expect(again).to_have_text(words("rematch.button"))
+    # bo asks for the rematch; ann's place in it is not claimed in time, and opens.
+    made = requests.post(
+        f"{base}/api/v1/games/{game.game_id}/rematch",
+        headers={"Authorization": f"Bearer {game.tokens[1]}"},
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    next_game = f"{base}/api/v1/games/{made.json()['game_id']}"
+    deadline = time.monotonic() + CLAIM_SECONDS + 15
+    while not requests.get(next_game, timeout=10).json()["players"][0]["open"]:
+        assert time.monotonic() < deadline, "ann's seat in the rematch never opened"
+        time.sleep(0.2)
+    again.click()
+    expect(page.locator("#rematch-problem")).to_have_text(words("refuse.rematch_closed"))
+    expect(again).to_be_enabled()
+    assert f"#/game/{game.game_id}" in page.url  # still at the finished game
+    screenshot(page, "rematch-closed")

@@ -1,6 +1,7 @@
 """The web table's words: one catalogue (static/table/strings.json) in six languages, with no
 key missing from a language, none unused by the page's scripts, the same placeholders in every
-language, and no sentence written into a script instead of the catalogue."""
+language, no sentence written into a script instead of the catalogue, and a worded refusal for
+every problem code of the server's vocabulary that the page may meet."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from service.api.codes import Problem
 from service.api.table_page import TABLE_DIR
 
 CATALOGUE = TABLE_DIR / "strings.json"
@@ -16,6 +18,28 @@ USED = re.compile(r"\bt(n?)\(\s*\"([a-z0-9_.]+)\"")
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # A quoted sentence for people: a capital, a lower-case word, a space (e.g. "Your turn").
 SENTENCE = re.compile(r"[\"'`][A-Z][a-z]+ [a-z]+[^\"'`]*[\"'`]")
+# hints.js words a refusal by its code: `  code: () => t("refuse.key"),` in worded()'s map.
+WORDED = re.compile(r"^ +([a-z_]+): \(\) => t\(\"([a-z0-9_.]+)\"\)", re.M)
+# Codes the page makes itself: no answer came (api.js).
+OWN_CODES = {"network"}
+# The rest of the vocabulary has no words of its own, each group for its reason.
+NEVER_ASKED = {  # answers to requests the page never makes, or never makes so
+    "malformed_json", "malformed_precondition", "malformed_idempotency_key",
+    "short_idempotency_key", "malformed_request", "missing_token", "not_a_seat",
+    "not_this_player", "forbidden", "not_found", "seat_not_found", "player_not_found",
+    "webhook_not_found", "method_not_allowed", "not_acceptable", "too_many_webhooks",
+    "seat_taken", "body_too_large", "uri_too_long", "unsupported_media_type",
+    "precondition_required", "headers_too_large", "invalid_rules", "invalid_position",
+    "tile_not_in_set", "unknown_train", "too_many_bots", "webhook_url_not_allowed",
+}  # fmt: skip
+SERVER_TROUBLE = {  # 5xx: worded by their status, "the server is having trouble"
+    "corrupt_state", "internal_error", "storage_unavailable", "storage_full",
+    "redis_unavailable", "unavailable",
+}  # fmt: skip
+GENERIC = {  # the page may meet them, and says only "The server did not accept that."
+    "round_in_progress", "seats_open", "validation_failed", "log_full", "conflict",
+    "game_not_over",
+}  # fmt: skip
 
 
 def scripts() -> list[Path]:
@@ -67,3 +91,31 @@ def test_no_sentence_is_written_into_a_script() -> None:
         if not match.startswith(("'Segoe", '"Segoe'))
     ]
     assert found == []
+
+
+def worded_codes() -> dict[str, str]:
+    """Each code hints.js words, and the catalogue key of its words."""
+    return dict(WORDED.findall((TABLE_DIR / "hints.js").read_text()))
+
+
+def test_every_problem_code_is_worded_or_set_aside_for_a_reason() -> None:
+    worded = worded_codes()
+    vocabulary = {problem.value for problem in Problem}
+    assert len(worded) >= 15  # the pattern still reads hints.js
+    # No code the server never sends (a typo words nothing).
+    assert set(worded) - vocabulary <= OWN_CODES, sorted(set(worded) - vocabulary - OWN_CODES)
+    # A new code of the vocabulary is worded, or put in one of the groups with its reason.
+    groups = (NEVER_ASKED, SERVER_TROUBLE, GENERIC)
+    left = vocabulary - set(worded) - set().union(*groups)
+    assert not left, f"word them in hints.js (strings.json refuse.*), or set them aside: {left}"
+    for group in groups:
+        assert not group & set(worded), group & set(worded)  # set aside and worded: stale
+        assert group <= vocabulary, group - vocabulary
+    assert not any(problem.status >= 500 for problem in Problem if problem.value in GENERIC)
+    # The players' loop's refusals: the join of a rated game's seat, "Play again" past the
+    # claim window, a seek at a table one sits at already.
+    for code in ("already_seated", "rematch_closed", "unrated_seat"):
+        assert worded.get(code) == f"refuse.{code}", code
+    catalogue = json.loads(CATALOGUE.read_text())
+    for key in set(worded.values()):
+        assert all(key in texts for texts in catalogue.values()), key

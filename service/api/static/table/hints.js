@@ -80,6 +80,9 @@ export function worded(error) {
     transfer_used: () => t("refuse.transfer_not_found"),
     invite_not_found: () => t("join.invite_not_found"),
     invite_used: () => t("join.invite_used"),
+    already_seated: () => t("refuse.already_seated"),
+    rematch_closed: () => t("refuse.rematch_closed"),
+    unrated_seat: () => t("refuse.unrated_seat"),
   };
   const status = Number(error.status) || 0;
   const text = texts[code] ? texts[code]() : status >= 500 ? t("refuse.server_trouble") : t("refuse.other");
