@@ -484,3 +484,25 @@ def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrollin
     page.wait_for_timeout(300)
     assert out_of_view(page, ".htile") == [] and out_of_view(page, "button.action") == []
     screenshot(page, "zoomed-1280x800")
+
+
+def test_the_last_tile_arrives_once_and_not_again_on_every_redraw(
+    table_server: str, new_page: Pages
+) -> None:
+    bots = [{"name": f"cpu{i}", "bot": "greedy"} for i in (1, 2)]
+    game = create_game(table_server, {"players": ["ann", *bots], "auto_deal": True, "seed": 7})
+    page = new_page()
+    hold(page, game, 0, "en")
+    for _ in range(40):
+        wait_shown(page, game.version())
+        playable = page.locator(".htile.playable").count()
+        if my_turn(page) and playable and page.locator(".ttile.last-play").count():
+            break
+        if my_turn(page):
+            play_turn_by_clicking(page)
+    last = page.locator(".ttile.last-play")
+    expect(last).to_have_count(1)
+    page.wait_for_timeout(1000)  # its arrival is over
+    page.locator(".htile.playable").first.click()  # the table is drawn again
+    expect(page.locator(".htile.selected")).to_have_count(1)
+    assert last.evaluate("e => e.getAnimations().length") == 0

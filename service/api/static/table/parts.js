@@ -56,9 +56,9 @@ export function playerCard(view, player, mySeat, { hostAction = null, lastMover 
     turn ? h("div", { class: "turn-line" }, t("player.to_play")) : null);
 }
 
-function trainTile(tile, { open, last }) {
+function trainTile(tile, { open, last, arriving }) {
   const double = isDouble(tile);
-  return h("span", { class: ["ttile", double && "double", open && "open-double", last && "last-play"] },
+  return h("span", { class: ["ttile", double && "double", open && "open-double", last && "last-play", last && arriving && "arriving"] },
     tileFace(tile, { vertical: double }),
     last ? h("span", { class: "last-mark", "aria-hidden": "true" }, t("train.last_short")) : null);
 }
@@ -77,8 +77,9 @@ function trainState(view, train, { target, selected, open, last }) {
 
 // One train: who owns it, its marker, its tiles from the engine outwards and its open end.
 // `target` says whether the selected tile may be played here (null: no tile selected); `last`
-// is the table's last play when it went here.
-export function trainRow(view, train, { target, selected, last, onChoose }) {
+// is the table's last play when it went here, and `arriving` whether it is shown for the first
+// time (it pops in then, not again at each redraw).
+export function trainRow(view, train, { target, selected, last, arriving, onChoose }) {
   const open = view.open_doubles.includes(train.id);
   const oldest = open && view.open_doubles[0] === train.id && view.open_doubles.length > 1;
   const owner = train.owner === null ? null : view.players.find((p) => p.seat === train.owner);
@@ -100,7 +101,7 @@ export function trainRow(view, train, { target, selected, last, onChoose }) {
     open ? h("span", { class: "flag double-flag" }, oldest ? t("train.open_double_first") : t("train.open_double_short")) : null,
     target === true ? h("span", { class: "flag play-flag" }, t("train.play_here")) : null));
   const tiles = train.tiles.length
-    ? train.tiles.map((tile, i) => trainTile(tile, { open: open && i === lastIndex, last: i === lastTile && sameTile(tile, last.tile) }))
+    ? train.tiles.map((tile, i) => trainTile(tile, { open: open && i === lastIndex, last: i === lastTile && sameTile(tile, last.tile), arriving }))
     : [h("span", { class: "empty" }, train.started ? "" : t("train.not_started"))];
   return h("li", { class: ["train", train.id === "mexican" && "mexican", open && "has-open-double", target === true && "legal", last && "has-last"], dataset: { train: train.id } },
     button,

@@ -74,6 +74,7 @@ class Table {
     this.log = [];
     this.summaries = [];
     this.last = null; // the last tile played: {train, tile, seat}
+    this.arrived = null; // that play once drawn: it pops in only the first time
     this.drawn = null; // the tile this seat drew this turn
     this.confirming = null; // a host action waiting for its confirmation: {kind, seat}
     this.transfer = null; // this seat's transfer ticket, once asked for
@@ -794,10 +795,14 @@ class Table {
   felt() {
     const v = this.view;
     const legalTrains = this.selected ? new Set(this.legalFor(this.selected).map((m) => m.train)) : null;
+    // Each entry's play is a new object: the one drawn before has arrived already.
+    const arriving = this.last !== this.arrived;
+    this.arrived = this.last;
     const rows = v.trains.map((train) => trainRow(v, train, {
       target: legalTrains ? legalTrains.has(train.id) : null,
       selected: this.selected,
       last: this.last && this.last.train === train.id ? this.last : null,
+      arriving,
       onChoose: (id) => this.choose(id),
     }));
     return h("section", { class: "felt", "aria-label": t("table.table") },
