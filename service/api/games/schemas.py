@@ -121,7 +121,7 @@ class CreateGameSchema(ma.Schema):
     )
     options = ma.fields.Dict(
         keys=ma.fields.String(validate=ma.validate.Length(1, 64)),
-        metadata={"description": "rule options overriding the preset (RULES.md)"},
+        metadata={"description": "rule options overriding the preset (docs/rules.md)"},
     )
     seed = StrictInt(
         validate=ma.validate.Range(0, MAX_SEED),
