@@ -425,13 +425,16 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
 
 
 def _settle_claims(g: Loaded) -> None:
-    """A rematch whose person seats are all claimed has no seat left to open: the change made
+    """A rematch whose person seats are all claimed has no seat left to open: its claims close
+    (a seat given to a bot meanwhile cannot be claimed by its old player), and the change made
     now stores its claim window closed. The worker's closing of such a window changes nothing
     it could store, and a window left stored would hand every later change to the worker for
-    nothing. One read of the claims, only while a window is stored."""
+    nothing. One read of the claims, only while a window is stored; closing them is harmless
+    if this change is refused, since every person seat has claimed whatever it stores."""
     listing = g.table.listing
     waiting = listing.rematch_of and listing.claim_until_ms is not None
     if waiting and _all_claimed(g.table, listing.rematch_of):
+        store().close_rematch_claims(listing.rematch_of)
         g.table.listing = replace(listing, claim_until_ms=None)
 
 

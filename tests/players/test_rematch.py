@@ -234,7 +234,11 @@ def test_a_rematch_every_seat_claimed_hands_its_later_changes_to_no_worker() -> 
     # the next change stores it closed, or every change of the game queues a job that does
     # nothing.
     with RedisServer() as redis_server, start_gunicorn(redis_server.url, env=ENV) as base:
-        game = finished(base, auto_deal=False)
+        # People only: a bot's moves past a request's budget would queue worker jobs of their
+        # own.
+        players, options = ["ann", "bo"], {"rounds": 1, "set": 6, "hand_size": 5}
+        game = create(base, players=players, options=options, auto_deal=False)
+        play_out(base, game, seed=3)
         gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
         new = ask(base, gid, ann).json()["game_id"]
         assert ask(base, gid, bo).status_code == 201
@@ -249,3 +253,19 @@ def test_a_rematch_every_seat_claimed_hands_its_later_changes_to_no_worker() -> 
 def jobs_added(client: redis.Redis) -> int:
     info = client.xinfo_stream("mt:{work}:jobs")
     return int(info["entries-added"])
+
+
+def test_a_seat_given_to_a_bot_in_the_claim_window_is_not_claimed_by_its_old_player(
+    server: str,
+) -> None:
+    game = finished(server, auto_deal=False)
+    gid, (ann, bo) = game["game_id"], [s["token"] for s in game["seats"][:2]]
+    new = ask(server, gid, ann).json()["game_id"]
+    url = f"{server}/api/v1/games/{new}/seats/1"
+    given = send("PUT", url, json={"bot": "greedy"}, headers=auth(game["table_token"]))
+    assert given.status_code == 200, given.text
+    # Every person seat has claimed: the claims are closed, and bo's token is not bo's seat's.
+    late = ask(server, gid, bo)
+    assert (late.status_code, late.json()["code"]) == (409, "rematch_closed"), late.text
+    time.sleep(CLAIM_SECONDS + 1.5)  # and after the window, as for a seat nobody claimed
+    assert ask(server, gid, bo).status_code == 409
