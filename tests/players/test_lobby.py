@@ -210,6 +210,21 @@ def test_seeks_share_a_table_whatever_their_bot_fill_which_comes_at_the_earliest
     assert [p["bot"] for p in view["players"]] == [None, None, "planner"]
 
 
+def test_a_table_its_seek_filled_with_bots_at_once_takes_no_more_seekers(server: str) -> None:
+    # Eight seats, seven of them bots the moment the table is made: a later seek of its kind
+    # sits at a table of its own, not after trying each of the bots' seats in turn.
+    full = seek(server, "now", players=8, turn_seconds=4322, fill_with_bots_after=0)
+    view = requests.get(f"{server}/api/v1/games/{full['game_id']}", timeout=10).json()
+    assert [p["bot"] for p in view["players"]] == [None] + ["planner"] * 7
+    later = send(
+        "POST",
+        f"{server}/api/v1/lobby/seek",
+        json={"name": "x", "players": 8, "turn_seconds": 4322},
+    )
+    assert later.status_code == 201, later.text
+    assert later.json()["game_id"] != full["game_id"] and later.json()["seat"] == 0
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [
@@ -234,7 +249,7 @@ def test_a_bad_seek_is_refused_and_seats_nobody(
 
 def test_a_seek_retried_with_its_idempotency_key_gets_its_first_seat(server: str) -> None:
     # The first answer is lost: the retry must bring that seat, not take a second one.
-    body = {"name": "ann", "players": 4, "fill_with_bots_after": 597}  # a bucket of its own
+    body = {"name": "ann", "players": 4, "turn_seconds": 597}  # a bucket of its own
     key = {"Idempotency-Key": "seek-5b0e9c3a-7d21-4f6e-8a90-1c2b3d4e5f60"}
     url = f"{server}/api/v1/lobby/seek"
     first = send("POST", url, json=body, headers=key)
