@@ -58,9 +58,13 @@ export function playerCard(view, player, mySeat, { hostAction = null, lastMover 
 
 function trainTile(tile, { open, last, arriving }) {
   const double = isDouble(tile);
-  return h("span", { class: ["ttile", double && "double", open && "open-double", last && "last-play", last && arriving && "arriving"] },
+  const pops = last && arriving !== null;
+  const element = h("span", { class: ["ttile", double && "double", open && "open-double", last && "last-play", pops && "arriving"] },
     tileFace(tile, { vertical: double }),
     last ? h("span", { class: "last-mark", "aria-hidden": "true" }, t("train.last_short")) : null);
+  // A redraw during the pop goes on with it where it was, rather than starting it again.
+  if (pops && arriving > 0) element.style.animationDelay = `-${Math.round(arriving)}ms`;
+  return element;
 }
 
 function trainState(view, train, { target, selected, open, last }) {
@@ -77,8 +81,8 @@ function trainState(view, train, { target, selected, open, last }) {
 
 // One train: who owns it, its marker, its tiles from the engine outwards and its open end.
 // `target` says whether the selected tile may be played here (null: no tile selected); `last`
-// is the table's last play when it went here, and `arriving` whether it is shown for the first
-// time (it pops in then, not again at each redraw).
+// is the table's last play when it went here, and `arriving` how far into its pop it is (ms;
+// null once the pop is over: a redraw after it does not start it again).
 export function trainRow(view, train, { target, selected, last, arriving, onChoose }) {
   const open = view.open_doubles.includes(train.id);
   const oldest = open && view.open_doubles[0] === train.id && view.open_doubles.length > 1;

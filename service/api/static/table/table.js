@@ -26,6 +26,7 @@ const POLL_MS = 3000; // while the stream is down, the view is fetched this ofte
 const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
 const RESEND_MS = 2000; // a move the server did not answer is sent again this often (unless it said when)
 const LOG_LINES = 40;
+const ARRIVE_MS = 600; // the last tile's pop (table.css: .ttile.last-play.arriving)
 const TICK_MS = 250;
 // On a window this wide and tall the hand and its buttons stay in view without scrolling:
 // trains that would push them below the window's edge scroll within the table instead. Not
@@ -74,7 +75,8 @@ class Table {
     this.log = [];
     this.summaries = [];
     this.last = null; // the last tile played: {train, tile, seat}
-    this.arrived = null; // that play once drawn: it pops in only the first time
+    this.arrived = null; // that play once drawn, and when: it pops in once (ARRIVE_MS)
+    this.arrivedAt = 0;
     this.drawn = null; // the tile this seat drew this turn
     this.confirming = null; // a host action waiting for its confirmation: {kind, seat}
     this.transfer = null; // this seat's transfer ticket, once asked for
@@ -795,9 +797,10 @@ class Table {
   felt() {
     const v = this.view;
     const legalTrains = this.selected ? new Set(this.legalFor(this.selected).map((m) => m.train)) : null;
-    // Each entry's play is a new object: the one drawn before has arrived already.
-    const arriving = this.last !== this.arrived;
-    this.arrived = this.last;
+    // Each entry's play is a new object: its pop starts when it is first drawn.
+    const now = performance.now();
+    if (this.last !== this.arrived) [this.arrived, this.arrivedAt] = [this.last, now];
+    const arriving = now - this.arrivedAt < ARRIVE_MS ? now - this.arrivedAt : null;
     const rows = v.trains.map((train) => trainRow(v, train, {
       target: legalTrains ? legalTrains.has(train.id) : null,
       selected: this.selected,
