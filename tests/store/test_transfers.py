@@ -10,7 +10,7 @@ from service.store.tokens import hash_token, new_token
 from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer, Transfers
 
 
-def test_a_ticket_is_claimed_once_and_keeps_no_secret(redis_client: redis.Redis) -> None:
+def test_a_ticket_is_found_and_keeps_no_secret(redis_client: redis.Redis) -> None:
     transfers, token = Transfers(redis_client), new_token()
     transfers.issue("gameaaaa", "tt.secret", Transfer(2, hash_token(token)))
     key = keys.transfer_key("gameaaaa", "tt.secret")
