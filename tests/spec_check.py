@@ -28,7 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi" / "openapi.json"
 SSE, NDJSON = "text/event-stream", "application/x-ndjson"
 #: Headers an answer may carry only where the document declares them.
-CHECKED_HEADERS = ("ETag", "RateLimit", "RateLimit-Policy", "Retry-After", "Idempotent-Replayed")
+CHECKED_HEADERS = (
+    "ETag",
+    "RateLimit",
+    "RateLimit-Policy",
+    "Retry-After",
+    "Idempotent-Replayed",
+    "Location",
+    "WWW-Authenticate",
+    "Deprecation",
+)
 #: Where the document says what one message of a stream holds (OpenAPI 3.2's ``itemSchema``).
 ITEM_SCHEMA = "x-itemSchema"
 

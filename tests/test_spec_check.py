@@ -140,3 +140,29 @@ def test_the_hooks_see_answers_of_requests_and_of_the_flask_test_client(
             )
         )
     assert any("'by' was unexpected" in p for p in streamed)
+
+
+def examples(spec: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """Every example of a body the document shows, with its schema and where it is."""
+    for path, operations in spec["paths"].items():
+        for method, op in operations.items():
+            if not isinstance(op, dict):
+                continue
+            bodies = [("request", op.get("requestBody", {}))]
+            bodies += list(op.get("responses", {}).items())
+            for status, body in bodies:
+                for media, content in body.get("content", {}).items():
+                    if "example" in content and "schema" in content:
+                        where = f"{method.upper()} {path} {status} {media}"
+                        yield where, content["schema"], content["example"]
+
+
+def test_every_example_the_document_shows_fits_its_schema() -> None:
+    # A mock server, the /docs page and a reader copying an example take it as the truth.
+    checker = Checker()
+    shown = list(examples(checker.spec))
+    assert len(shown) >= 8
+    found = [
+        error for where, schema, value in shown for error in checker.errors(schema, value, where)
+    ]
+    assert found == []

@@ -107,6 +107,10 @@ RESPONSE_HEADERS: dict[str, dict[str, Any]] = {
         "description": "`true`: the answer kept for this Idempotency-Key, nothing applied again",
         "schema": {"type": "string", "enum": ["true"]},
     },
+    "WWW-Authenticate": {
+        "description": 'The scheme a token is sent with (RFC 6750): `Bearer realm="mexican-train"`',
+        "schema": {"type": "string"},
+    },
 }
 
 
@@ -124,6 +128,7 @@ def with_response_headers(spec: dict[str, Any]) -> dict[str, Any]:
     for waits in ("TOO_MANY_REQUESTS", "SERVICE_UNAVAILABLE", "DEFAULT_ERROR"):
         shared[waits]["headers"]["Retry-After"] = _header_ref("Retry-After")
     shared["PRECONDITION_FAILED"]["headers"].update(etag.ETAG_HEADER)  # the current version
+    shared["UNAUTHORIZED"]["headers"]["WWW-Authenticate"] = _header_ref("WWW-Authenticate")
     for operations in spec["paths"].values():
         for operation in operations.values():
             if not isinstance(operation, dict):

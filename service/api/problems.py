@@ -71,7 +71,8 @@ class ProblemSchema(ma.Schema):
         required=True,
         metadata={
             "description": "Stable machine-readable code, e.g. `not_your_turn`, `illegal_move`,"
-            " `stale_version`, `game_not_found`, `invalid_rules`"
+            " `stale_version`, `game_not_found`, `invalid_rules`",
+            "enum": [problem.value for problem in Problem],  # the service's and its nginx's
         },
     )
     errors = ma.fields.Dict(

@@ -143,11 +143,25 @@ def resume_point(after: int) -> int:
     return after
 
 
+#: RFC 9745's header, sent when a token came in ``access_token`` (stream tickets replace it).
+DEPRECATION_DOC = {
+    "description": "Sent when a token came in `access_token`, which stream tickets replace "
+    "(RFC 9745: the date since when)",
+    "schema": {"type": "string"},
+}
+
+
 @blp.route("/events")
 class Events(MethodView):
     @doc(
         security=OPTIONAL_TOKEN,
-        responses={"200": {"description": STREAM_DESCRIPTION, "content": STREAM_CONTENT}},
+        responses={
+            "200": {
+                "description": STREAM_DESCRIPTION,
+                "content": STREAM_CONTENT,
+                "headers": {"Deprecation": DEPRECATION_DOC},
+            }
+        },
     )
     @blp.arguments(EventsQuerySchema(), location="query")
     @responds(

@@ -36,7 +36,9 @@ class Lobby(MethodView):
 class Seek(MethodView):
     @doc(parameters=["IdempotencyKey"])
     @blp.arguments(SeekSchema(), example={"name": "ann", "players": 4, "fill_with_bots_after": 30})
-    @responds(201, SeatedSchema, headers=ETAG_HEADER)
+    @responds(
+        201, SeatedSchema, headers={**ETAG_HEADER, "Location": {"schema": {"type": "string"}}}
+    )
     @problems(400, 401, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
