@@ -103,13 +103,26 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
     return f"{key}\n{digest}"
 
 
+#: The requests whose first 201 names the game it made in ``Location`` (a join, a claim or a
+#: seek at a table that was there already answers 201 for a seat, and names none).
+MAKES_GAMES = ("games.Games", "lobby.Seek")
+
+
+def _made_a_game(body: dict[str, Any]) -> bool:
+    """Whether the kept 201 made a game: a creation, or a seek that made its table (only that
+    seek is given the table token)."""
+    if "game_id" not in body or request.endpoint not in MAKES_GAMES:
+        return False
+    return request.endpoint == MAKES_GAMES[0] or "table_token" in body
+
+
 def handle_replay(replay: IdempotentReplay) -> Response:
     """The first response to an Idempotency-Key, byte for byte, marked as a replay."""
     kept = replay.kept
     body = orjson.loads(kept.body)
     version = body.get("version")
     headers = {REPLAYED_HEADER: "true"}
-    if kept.status == 201 and "game_id" in body:  # a player or a webhook names no game
+    if kept.status == 201 and _made_a_game(body):
         headers["Location"] = url_for("games.Game", game_id=body["game_id"])
     return json_response(
         kept.body,

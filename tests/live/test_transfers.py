@@ -69,6 +69,7 @@ def test_a_claim_retried_with_its_idempotency_key_gets_its_first_answer(live: st
     assert again.status_code == 201, again.text
     assert again.json() == first.json()
     assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.headers.get("Location") == first.headers.get("Location") is None
     mine = requests.get(
         f"{live}/api/v1/games/{gid}", headers=auth(first.json()["token"]), timeout=10
     )
