@@ -45,6 +45,23 @@ def redis_client(redis_cluster: LocalRedisCluster) -> Iterator[RedisCluster]:
     client.close()
 
 
+@pytest.fixture(scope="module")
+def own_cluster() -> Iterator[LocalRedisCluster]:
+    """A cluster of the module's own, for tests whose keys the session cluster's background
+    worker would take by the real time (due jobs, seeks, deliveries)."""
+    with LocalRedisCluster(masters=3) as cluster:
+        yield cluster
+
+
+@pytest.fixture()
+def own_cluster_client(own_cluster: LocalRedisCluster) -> Iterator[RedisCluster]:
+    """A client of the module's own cluster, its primaries flushed."""
+    client = own_cluster.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
 @pytest.fixture(scope="session")
 def live_server(redis_cluster: LocalRedisCluster) -> Iterator[str]:
     """gunicorn (2 workers) with REDIS_CLUSTER=1 and REDIS_URL naming one node only."""

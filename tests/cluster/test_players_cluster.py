@@ -53,15 +53,9 @@ from tests.players.test_webhooks import (  # noqa: F401
 
 
 @pytest.fixture(scope="module")
-def _own_cluster() -> Iterator[LocalRedisCluster]:
-    """A cluster of this module's own: its worker takes due seeks, clocks and deliveries by
-    the real time, which the session cluster's live server would race for."""
-    with LocalRedisCluster(masters=3) as cluster:
-        yield cluster
-
-
-@pytest.fixture(scope="module")
-def server(_own_cluster: LocalRedisCluster) -> Iterator[str]:
+def server(own_cluster: LocalRedisCluster) -> Iterator[str]:
+    """The stack on a cluster of this module's own: its worker takes due seeks, clocks and
+    deliveries by the real time, which the session cluster's live server would race for."""
     env = {**ENV, "REDIS_CLUSTER": "1"}
-    with start_gunicorn(_own_cluster.url, workers=2, env=env) as base:
+    with start_gunicorn(own_cluster.url, workers=2, env=env) as base:
         yield base

@@ -176,17 +176,22 @@ def test_concurrent_seeks_on_two_instances_seat_everyone_once(server: str, secon
             time.sleep(0.1)
 
 
+def started(base: str, gid: str, seconds: float = 15) -> dict[str, Any]:
+    """The game's view once its bots came and it was dealt."""
+    deadline = time.monotonic() + seconds
+    while True:
+        view: dict[str, Any] = requests.get(f"{base}/api/v1/games/{gid}", timeout=10).json()
+        if view["status"] != "waiting_deal":
+            return view
+        assert time.monotonic() < deadline, "the bots never came"
+        time.sleep(0.2)
+
+
 def test_open_seats_go_to_bots_after_the_wait_and_the_game_starts(server: str) -> None:
     first = seek(server, "lone", preset="tournament", fill_with_bots_after=1)
     other = seek(server, "late", preset="tournament", fill_with_bots_after=1)
     assert other["game_id"] == first["game_id"] and other["seat"] == 1
-    deadline = time.monotonic() + 15
-    while True:
-        view = requests.get(f"{server}/api/v1/games/{first['game_id']}", timeout=10).json()
-        if view["status"] != "waiting_deal":
-            break
-        assert time.monotonic() < deadline, "the bots never came"
-        time.sleep(0.2)
+    view = started(server, first["game_id"])
     assert [p["bot"] for p in view["players"]] == [None, None, "planner", "planner"]
     assert first["game_id"] not in [t["game_id"] for t in lobby(server)]
     again = seek(server, "next", preset="tournament", fill_with_bots_after=1)
@@ -200,13 +205,7 @@ def test_seeks_share_a_table_whatever_their_bot_fill_which_comes_at_the_earliest
     patient = seek(server, "patient", players=3, turn_seconds=4321)
     hasty = seek(server, "hasty", players=3, turn_seconds=4321, fill_with_bots_after=1)
     assert (hasty["game_id"], hasty["seat"]) == (patient["game_id"], 1)
-    deadline = time.monotonic() + 15
-    while True:
-        view = requests.get(f"{server}/api/v1/games/{patient['game_id']}", timeout=10).json()
-        if view["status"] != "waiting_deal":
-            break
-        assert time.monotonic() < deadline, "the bots never came"
-        time.sleep(0.2)
+    view = started(server, patient["game_id"])
     assert [p["bot"] for p in view["players"]] == [None, None, "planner"]
 
 
