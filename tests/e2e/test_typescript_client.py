@@ -13,14 +13,16 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from devstack.stack import Stack, build_stack
 from tests.debian import ensure_tool
-from tests.e2e.conftest import Stack
+from tests.e2e.nginx import ensure_nginx
 
 pytestmark = pytest.mark.e2e
 
@@ -100,6 +102,27 @@ def test_the_typescript_client_plays_a_whole_game(stack: Stack, played: dict[str
     assert by_seat[("player", 0)] == played["moves"] > 0, by_seat
     assert by_seat[("bot", 1)] > 0 and by_seat[("bot", 2)] > 0, by_seat
     assert len([e for e in history["entries"] if e["action"]["action"] == "deal"]) == 2
+
+
+#: Requests a token may make on a game each minute on the limited stack: fewer than the example's
+#: seat makes in its game, so it meets 429s and must wait them out.
+TOKEN_LIMIT = 8
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    ensure_nginx()
+    env = {"RATE_LIMIT_PER_MINUTE": str(TOKEN_LIMIT)}
+    with build_stack(tmp_path_factory.mktemp("limited"), env) as built:
+        yield built
+
+
+def test_the_typescript_client_waits_out_a_rate_limit(limited: Stack, built: Path) -> None:
+    played = node(built, "play.js", limited.url, str(SPEC))
+    assert played["waited"] > 0 and played["moves"] > TOKEN_LIMIT
+    score = requests.get(f"{limited.url}/api/v1/games/{played['game_id']}/score", timeout=10)
+    assert score.json()["status"] == "game_over"
+    assert score.json()["version"] == played["version"]
 
 
 def test_an_eventsource_on_a_finished_game_stops_after_one_204(

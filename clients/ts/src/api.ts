@@ -12,8 +12,37 @@ export type Entry = components["schemas"]["Entry"];
 export type Move = components["schemas"]["Move"];
 export type Api = ReturnType<typeof createClient<paths>>;
 
+/** How often a request refused for now (429, 503) is sent again before its refusal stands. */
+const ATTEMPTS = 5;
+/** The longest wait for one Retry-After: a proxy may ask for hours. */
+const MAX_WAIT_MS = 60_000;
+
+/** How many times a refusal was waited out (the example reports it). */
+export const waited = { count: 0 };
+
+/** Retry-After in ms: delay-seconds, or an HTTP-date read against the answer's own Date. */
+export function retryAfterMs(response: Response): number {
+  const value = response.headers.get("Retry-After")?.trim() ?? "";
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const until = Date.parse(value);
+  const sent = Date.parse(response.headers.get("Date") ?? "");
+  if (Number.isNaN(until)) return 1000;
+  return Math.max(0, until - (Number.isNaN(sent) ? Date.now() : sent));
+}
+
+/** fetch that waits out a 429 or a 503 as its Retry-After says and sends the same request
+ * again: its Idempotency-Key with it, so a change whose answer was lost is not made twice. */
+async function patientFetch(request: Request): Promise<Response> {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(request.clone());
+    if ((response.status !== 429 && response.status !== 503) || attempt === ATTEMPTS) return response;
+    waited.count += 1;
+    await new Promise((done) => setTimeout(done, Math.min(MAX_WAIT_MS, retryAfterMs(response))));
+  }
+}
+
 export function api(baseUrl: string): Api {
-  return createClient<paths>({ baseUrl });
+  return createClient<paths>({ baseUrl, fetch: patientFetch });
 }
 
 export function bearer(token: string): { Authorization: string } {

@@ -4,11 +4,12 @@
 //
 //   node dist/play.js <base url> <path of openapi.json>
 //
-// Prints one JSON line when the game is over: its id, final version, winners and our moves.
+// Prints one JSON line when the game is over: its id, final version, winners, our moves, and how
+// many refusals for now (429, 503) it waited out as their Retry-After said (api.ts).
 
 import { randomUUID } from "node:crypto";
 import { EventSource } from "eventsource";
-import { api, bearer, entryValidator, parseEntry } from "./api.js";
+import { api, bearer, entryValidator, parseEntry, waited } from "./api.js";
 import type { Api, Entry, Move } from "./api.js";
 
 const [baseUrl = "http://127.0.0.1:8000", specPath = "../../openapi/openapi.json"] =
@@ -168,7 +169,16 @@ async function main(): Promise<void> {
   if (score.error) throw new Error(`score: ${score.error.code}`);
   const { status, winners, rounds, totals } = score.data;
   console.log(
-    JSON.stringify({ game_id: seat.gameId, version, status, winners, rounds, totals, moves: seat.moves }),
+    JSON.stringify({
+      game_id: seat.gameId,
+      version,
+      status,
+      winners,
+      rounds,
+      totals,
+      moves: seat.moves,
+      waited: waited.count,
+    }),
   );
 }
 
