@@ -50,10 +50,12 @@ def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
                     if faults.plan:
                         action = faults.plan.pop(0)
             if action in ("503", "429"):
-                # A problem as the service's proxy answers it (complete: the suite checks it).
+                # A problem as the service's nginx answers it (complete, with its code: the
+                # suite checks it).
+                code = b"unavailable" if action == "503" else b"rate_limited"
                 payload = (
                     b'{"type":"about:blank","title":"injected","status":%s,'
-                    b'"detail":"injected by the test proxy","code":"x"}' % action.encode()
+                    b'"detail":"injected by the test proxy","code":"%s"}' % (action.encode(), code)
                 )
                 self.send_response(int(action))
                 self.send_header("Content-Type", "application/problem+json")

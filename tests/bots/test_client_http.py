@@ -122,7 +122,7 @@ def test_a_429_asking_a_longer_wait_than_the_policy_allows_is_raised_at_once(
         with pytest.raises(RateLimited) as info:
             c.deal(created["game_id"], token=created["host_token"])
         assert time.monotonic() - t0 < 2  # not asked again early, only to be refused again
-        assert (info.value.code, info.value.retry_after) == ("x", 60)  # the proxy's problem
+        assert (info.value.code, info.value.retry_after) == ("rate_limited", 60)  # the proxy's
         assert c.view(created["game_id"])["status"] == "waiting_deal"
 
 
