@@ -103,17 +103,18 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
     return f"{key}\n{digest}"
 
 
-#: The requests whose first 201 names the game it made in ``Location`` (a join, a claim or a
-#: seek at a table that was there already answers 201 for a seat, and names none).
-MAKES_GAMES = ("games.Games", "lobby.Seek")
+#: The endpoints whose first 201 may name the game it made in ``Location``: a creation, and a
+#: seek that made its table (a join, a claim or a seek at a table that was there already
+#: answers 201 for a seat, and names none).
+CREATES, SEEKS = "games.Games", "lobby.Seek"
 
 
 def _made_a_game(body: dict[str, Any]) -> bool:
-    """Whether the kept 201 made a game: a creation, or a seek that made its table (only that
-    seek is given the table token)."""
-    if "game_id" not in body or request.endpoint not in MAKES_GAMES:
+    """Whether the kept 201 made a game (only the seek that made its table is given the
+    table token)."""
+    if "game_id" not in body:
         return False
-    return request.endpoint == MAKES_GAMES[0] or "table_token" in body
+    return request.endpoint == CREATES or (request.endpoint == SEEKS and "table_token" in body)
 
 
 def handle_replay(replay: IdempotentReplay) -> Response:

@@ -385,6 +385,10 @@ def create(
     if table.listing.public and not table.full:
         lobby, listed = store().lobby, table.created_ms
         write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
+    elif table.listing.seek:
+        # Its seeker's claim put it in its bucket; bots took every other seat at once (a
+        # fill of 0): no later seek may be offered one.
+        delist_if_full(game_id, table)
     payload = orjson.dumps(answer(game_id))
     keep_unscoped(key, KeptResponse(201, payload))  # if another won, the game made here expires
     headers = {"Location": location(game_id)}

@@ -28,7 +28,6 @@ from ..transaction import (
     Loaded,
     NewGame,
     create,
-    delist_if_full,
     keep_answer,
     now_ms,
     replay_unscoped,
@@ -188,7 +187,4 @@ def make_table(game_id: str, wanted: Seek) -> Response:
     def answer(made: str) -> dict[str, Any]:
         return {"game_id": made, "seat": 0, "token": tokens[0], "table_token": game.table_token}
 
-    made = create(game, None, answer, lambda made: f"/api/v1/games/{made}")
-    # A fill of 0 gave every other seat to a bot already: no later seek may be offered one.
-    delist_if_full(game_id, table)
-    return made
+    return create(game, None, answer, lambda made: f"/api/v1/games/{made}")
