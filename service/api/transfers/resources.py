@@ -43,7 +43,7 @@ class Claims(MethodView):
     @doc(parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(ClaimSchema(), example={"ticket": "tt.Q2x..."})
     @responds(201, ClaimedSeatSchema, headers=ETAG_HEADER)
-    @problems(400, 404, 409, 412, 413, 415, 422, 429)
+    @problems(400, 401, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Claim a transfer ticket, once: the seat and its new token (a second claim is `409
