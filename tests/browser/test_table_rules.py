@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import APIResponse, Page, Route, expect
 
 from tests.browser.harness import PageLog
 from tests.browser.table import (
@@ -123,6 +123,29 @@ def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
     expect(page.locator("#action-draw")).to_be_disabled()
     expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
     screenshot(page, "after-draw")
+
+
+def test_a_move_answered_after_the_stream_showed_it_leaves_the_actions_usable(
+    table_server: str, page: Page
+) -> None:
+    hands = [[[3, 3], [1, 2], [0, 0]], [[4, 4], [5, 2]]]
+    trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold_answer(route: Route) -> None:
+        held.append((route, route.fetch()))  # the server applies it; the page waits
+
+    page.route("**/moves", hold_answer)
+    page.locator('.htile[data-tile="3-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(page, 2)  # drawn from the stream while the move's answer is still on its way
+    expect(page.locator("#action-draw")).to_be_disabled()  # one move at a time
+    route, answer = held[0]
+    route.fulfill(response=answer)
+    expect(page.locator("#action-draw")).to_be_enabled()
 
 
 def test_the_opening_chain_is_explained_and_the_rules_named(table_server: str, page: Page) -> None:

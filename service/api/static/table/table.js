@@ -452,7 +452,9 @@ class Table {
       if (this.problem && this.problem.transient) this.problem = null;
       this.selected = null;
       if (move.action !== "draw") this.drawn = null;
-      if (this.byKeyboard || sending.waiting) this.render();
+      // Drawn while the move was in flight, the table shows its actions disabled: draw it
+      // again if the stream has already brought the move, since nothing else will.
+      if (this.byKeyboard || sending.waiting || this.view.version > this.movedAt) this.render();
       // The stream brings the entries this move made (bots' replies included) to show one by
       // one; without a stream, show where they led.
       if (!this.live || !this.live.following) {
