@@ -16,6 +16,9 @@ from flask import Flask
 
 from devstack.redis_server import RedisServer
 from service.api.app import create_app
+from service.api.etag import IF_MATCH, IF_NONE_MATCH
+from service.api.gamelog.schemas import LAST_EVENT_ID
+from service.api.idempotency import HEADER as IDEMPOTENCY_KEY
 from tests.spec_check import COLLECTED, NDJSON, SSE, Checker, spec_without
 
 FINISHED_WITHIN_SECONDS = 60
@@ -166,3 +169,27 @@ def test_every_example_the_document_shows_fits_its_schema() -> None:
         error for where, schema, value in shown for error in checker.errors(schema, value, where)
     ]
     assert found == []
+
+
+def declared_headers(spec: dict[str, Any]) -> dict[str, set[str]]:
+    """Each request header the document declares, with the operations that take it."""
+    shared = spec["components"].get("parameters", {})
+    found: dict[str, set[str]] = {}
+    for path, operations in spec["paths"].items():
+        for method, op in operations.items():
+            for parameter in op.get("parameters", []) if isinstance(op, dict) else []:
+                if "$ref" in parameter:
+                    parameter = shared[parameter["$ref"].rsplit("/", 1)[1]]
+                if parameter["in"] == "header":
+                    found.setdefault(parameter["name"], set()).add(f"{method.upper()} {path}")
+    return found
+
+
+def test_every_request_header_the_service_reads_is_declared_where_it_is_read() -> None:
+    # A generated client sends only the headers the document names: one left out is a
+    # feature its users never find (a reconnecting stream starting over from the first entry).
+    declared = declared_headers(Checker().spec)
+    assert "GET /api/v1/games/{game_id}/events" in declared.get(LAST_EVENT_ID, set())
+    assert "POST /api/v1/games/{game_id}/moves" in declared.get(IF_MATCH, set())
+    assert "GET /api/v1/games/{game_id}" in declared.get(IF_NONE_MATCH, set())
+    assert "POST /api/v1/games" in declared.get(IDEMPOTENCY_KEY, set())

@@ -29,6 +29,7 @@ from .histories import FINISHED
 from .hub import hub
 from .schemas import (
     HISTORY_FORMAT,
+    EventsHeadersSchema,
     EventsPageSchema,
     EventsQuerySchema,
     HistorySchema,
@@ -42,7 +43,6 @@ blp = Blueprint(
     description="Follow a game live, replay a finished one",
 )
 
-LAST_EVENT_ID = "Last-Event-ID"
 _SSE_EXAMPLE = (
     'id: 7\nevent: entry\ndata: {"version": 7, "at": "2026-12-01T10:00:00.123Z", "seat": 2, '
     '"by": "player", "action": {"action": "draw"}, "events": [{"type": "tile_drawn", '
@@ -134,10 +134,10 @@ def media_type() -> Media:
 _EVENT_ID = re.compile(r"[0-9]{1,11}", re.ASCII)
 
 
-def resume_point(after: int) -> int:
+def resume_point(after: int, last_event_id: str) -> int:
     """``Last-Event-ID`` (a reconnecting EventSource sends it) wins over ``after``; one that is
     not a version this service sent is ignored."""
-    raw = request.headers.get(LAST_EVENT_ID, "").strip()
+    raw = last_event_id.strip()
     if _EVENT_ID.fullmatch(raw):
         return int(raw)
     return after
@@ -164,6 +164,7 @@ class Events(MethodView):
         },
     )
     @blp.arguments(EventsQuerySchema(), location="query")
+    @blp.arguments(EventsHeadersSchema(), location="headers")
     @responds(
         200,
         EventsPageSchema,
@@ -171,10 +172,10 @@ class Events(MethodView):
     )
     @responds(204, description=ENDED_DESCRIPTION, success=False)
     @problems(400, 401, 404, 422, 429)
-    def get(self, query: dict[str, Any], game_id: str) -> Response:
+    def get(self, query: dict[str, Any], headers: dict[str, str], game_id: str) -> Response:
         """The log from `after` on, as the caller may see it; streamed with SSE or NDJSON."""
         g, deprecated = stream_reader(game_id)
-        media, after = media_type(), resume_point(query["after"])
+        media, after = media_type(), resume_point(query["after"], headers.get("last_event_id", ""))
         if media is Media.JSON:
             response = page(g, after, query["wait"], query["limit"])
         else:

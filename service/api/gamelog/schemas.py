@@ -22,6 +22,21 @@ MAX_WAIT_SECONDS = 60
 MAX_PAGE_ENTRIES = 500
 
 
+#: A reconnecting EventSource's header: the last entry it got.
+LAST_EVENT_ID = "Last-Event-ID"
+
+
+class EventsHeadersSchema(ma.Schema):
+    last_event_id = ma.fields.String(
+        data_key=LAST_EVENT_ID,
+        metadata={
+            "description": "resume after this version (a reconnecting "
+            "EventSource sends the last `id:` it got); wins over `after`. A value that is not "
+            "a version is ignored"
+        },
+    )
+
+
 class EventsQuerySchema(ma.Schema):
     after = QueryInt(
         load_default=0,
