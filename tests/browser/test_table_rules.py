@@ -23,6 +23,8 @@ from tests.browser.table import (
 )
 
 PLAYERS = ["ann", "bo"]
+#: How many tenths of a second a test waits for a held answer to reach it.
+HELD_POLLS = 100
 
 
 def position(
@@ -143,6 +145,10 @@ def test_a_move_answered_after_the_stream_showed_it_leaves_the_actions_usable(
     page.locator('.train-target.legal[data-train="0"]').click()
     wait_shown(page, 2)  # drawn from the stream while the move's answer is still on its way
     expect(page.locator("#action-draw")).to_be_disabled()  # one move at a time
+    for _ in range(HELD_POLLS):  # the handler's fetch runs while this thread waits on the page
+        if held:
+            break
+        page.wait_for_timeout(100)
     route, answer = held[0]
     route.fulfill(response=answer)
     expect(page.locator("#action-draw")).to_be_enabled()
