@@ -1,6 +1,7 @@
 """The web table live: a game against three bots played to its end by clicking, two people at
 one table through an invite link, the stream dropped by a restarted server, and moves sent
-again when the server did not answer them, as soon as its Retry-After allows."""
+again, and the view polled without a stream, when the server did not answer them, as soon as
+its Retry-After allows."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.browser.harness import Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
     STORAGE_KEY,
+    Game,
     create_game,
     create_in_page,
     hold_seat,
@@ -44,6 +46,13 @@ TOKEN_LIMIT = 30
 WINDOW_LEFT_S = 6
 # Timer slack: a resend may start this much before the wait it honours is over by the clock.
 SLACK_MS = 50
+# The page's pace between two polls of the view while it has no stream (table.js, POLL_MS),
+# and the longest it waits whatever Retry-After says (api.js, RETRY_MAX_MS).
+POLL_MS = 3000
+RETRY_MAX_MS = 30_000
+# The seat's rate window left when the page polls: its first refused poll comes within
+# POLL_MS, so the Retry-After it gets asks for longer than POLL_MS.
+POLL_WINDOW_LEFT_S = 9
 
 
 def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
@@ -318,12 +327,18 @@ def test_the_host_hands_an_absent_players_seat_to_a_bot(table_server: str, new_p
 
 
 def finished_posts(page: Page) -> list[dict[str, Any]]:
-    """From now on, each move the page POSTs, once answered: its Idempotency-Key, its status,
-    its Retry-After, and when (the browser's clock, ms) it was sent and its answer ended."""
+    """From now on, each move the page POSTs, once answered (as ``finished``)."""
+    return finished(page, lambda r: r.method == "POST" and r.url.endswith("/moves"))
+
+
+def finished(page: Page, wanted: Callable[[Request], bool]) -> list[dict[str, Any]]:
+    """From now on, each request ``wanted`` picks, once answered: its Idempotency-Key, its
+    status, its Retry-After, and when (the browser's clock, ms) it was sent and its answer
+    ended."""
     posts: list[dict[str, Any]] = []
 
     def done(request: Request) -> None:
-        if request.method != "POST" or not request.url.endswith("/moves"):
+        if not wanted(request):
             return
         response = request.response()
         timing = request.timing
@@ -350,6 +365,23 @@ def rate_limited_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[T
         yield stack
 
 
+def spend_the_seats_minute(
+    stack: TableStack, redis_server: RedisServer, game: Game, seat: int, left_s: int
+) -> None:
+    """The seat spends its minute's requests; its window is then brought to end in ``left_s``
+    seconds (in this test's own Redis), so the test does not wait a minute."""
+    url = f"{stack.url}/api/v1/games/{game.game_id}"
+    bearer = {"Authorization": f"Bearer {game.tokens[seat]}"}
+    for _ in range(TOKEN_LIMIT + 1):
+        if requests.get(url, headers=bearer, timeout=10).status_code == 429:
+            break
+    else:
+        raise AssertionError(f"no 429 after {TOKEN_LIMIT + 1} requests")
+    with redis.Redis.from_url(redis_server.url) as client:
+        counter = store_keys.rate_key(game.game_id, game.tokens[seat] or "")
+        assert client.expire(counter, left_s)
+
+
 def test_a_move_answered_429_is_sent_again_as_retry_after_says(
     rate_limited_server: TableStack,
     redis_server: RedisServer,
@@ -367,18 +399,7 @@ def test_a_move_answered_429_is_sent_again_as_retry_after_says(
     version = game.version()
     wait_shown(page, version)
     posts = finished_posts(page)
-    # The seat spends its minute's requests; its window is then brought to end in
-    # WINDOW_LEFT_S seconds (in this test's own Redis), so the test does not wait a minute.
-    url = f"{stack.url}/api/v1/games/{game.game_id}"
-    bearer = {"Authorization": f"Bearer {game.tokens[me]}"}
-    for _ in range(TOKEN_LIMIT + 1):
-        if requests.get(url, headers=bearer, timeout=10).status_code == 429:
-            break
-    else:
-        raise AssertionError(f"no 429 after {TOKEN_LIMIT + 1} requests")
-    with redis.Redis.from_url(redis_server.url) as client:
-        counter = store_keys.rate_key(game.game_id, game.tokens[me] or "")
-        assert client.expire(counter, WINDOW_LEFT_S)
+    spend_the_seats_minute(stack, redis_server, game, me, WINDOW_LEFT_S)
 
     tile = page.locator(".htile.playable").first
     name = tile.get_attribute("data-tile") or ""
@@ -411,6 +432,45 @@ def test_a_move_answered_429_is_sent_again_as_retry_after_says(
         assert earlier["status"] == 429, posts
         waited = later["sent"] - earlier["answered"]
         assert waited >= int(earlier["retry_after"]) * 1000 - SLACK_MS, posts
+
+
+def test_without_a_stream_a_poll_answered_429_waits_as_retry_after_says(
+    rate_limited_server: TableStack,
+    redis_server: RedisServer,
+    new_page: Pages,
+    screenshot: Callable[..., Path],
+) -> None:
+    stack = rate_limited_server
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    log.allow(r"status of 429")
+    log.allow(r"net::ERR_FAILED")  # the streams cut below
+    # Every stream the page opens (with its ticket) is cut: the page polls the view instead.
+    page.route(re.compile(r"/events\?.*access_token="), lambda route: route.abort())
+    game = create_game(stack.url, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+    hold_seat(page, game, 0)
+    expect(page.locator("#connection")).to_have_text(words("connection.down"))
+    version = game.version()
+    view_url = f"{stack.url}/api/v1/games/{game.game_id}"
+    polls = finished(page, lambda r: r.method == "GET" and r.url == view_url)
+    spend_the_seats_minute(stack, redis_server, game, 0, POLL_WINDOW_LEFT_S)
+    # bo moves meanwhile: the table shows it once a poll is answered again.
+    move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+    game.api("POST", "/moves", game.tokens[1], json=move)
+    expect(page.locator("#problem")).to_have_text(words("refuse.rate_limited"))
+    screenshot(page, "refused")
+    wait_shown(page, version + 1)
+    expect(page.locator("#problem")).to_be_hidden()
+    refused = [p for p in polls if p["status"] == 429]
+    assert refused and int(refused[0]["retry_after"]) * 1000 > POLL_MS, polls
+    assert polls[-1]["status"] == 200, polls
+    # Each poll after a 429 waited as long as it asked (up to the page's bound): the usual
+    # pace would poll into the same window again.
+    for earlier, later in itertools.pairwise(polls):
+        if earlier["status"] == 429:
+            asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
+            assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, polls
 
 
 def test_retry_after_is_read_as_seconds_or_a_date_and_bounded(

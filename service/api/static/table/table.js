@@ -22,7 +22,7 @@ const STEP_MS = 700; // between two entries of the stream: a pace a person can f
 // With a clock running, entries that lead to this seat's turn are shown this fast instead, so
 // the replay never eats the player's time.
 const HURRY_MS = 120;
-const POLL_MS = 3000; // while the stream is down, the view is fetched this often
+const POLL_MS = 3000; // while the stream is down, the view is fetched this long after its last answer
 const CATCH_UP_MS = 2000; // entries the stream has not brought by then are fetched instead
 const RESEND_MS = 2000; // a move the server did not answer is sent again this often (unless it said when)
 const LOG_LINES = 40;
@@ -90,6 +90,8 @@ class Table {
     this.sending = null;
     this.movedAt = -1; // the version the table showed when this seat last moved
     this.trainsBefore = null; // where the trains were scrolled before a chosen tile's train was shown
+    this.quietUntil = 0; // no view is fetched on a timer before this (a refusal's Retry-After)
+    this.polling = false; // the stream is down: the view is fetched instead (pollLater)
   }
 
   async start() {
@@ -144,7 +146,7 @@ class Table {
     this.stopped = true;
     if (this.live) this.live.stop();
     clearInterval(this.ticker);
-    clearInterval(this.poller);
+    clearTimeout(this.poller);
     clearTimeout(this.catchUp);
     clearTimeout(this.retryTimer);
     clearTimeout(this.resendTimer);
@@ -162,6 +164,7 @@ class Table {
   async refresh({ ahead = true } = {}) {
     try {
       const view = await game.view(this.gameId, this.token);
+      this.quietUntil = 0;
       if (!ahead && this.view && view.version > this.view.version && this.live && this.live.following) {
         this.catchUpLater();
         return true;
@@ -178,6 +181,7 @@ class Table {
       return true;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      this.quietUntil = Date.now() + retryWait(error, 0);
       if (error.status === 401 && this.token) return this.dropSeat();
       if (!this.view) this.fail(error);
       // A refusal the player has to read is not replaced by connection trouble.
@@ -260,8 +264,30 @@ class Table {
   }
 
   catchUpLater() {
-    clearTimeout(this.catchUp);
-    this.catchUp = setTimeout(() => this.pumping || this.refresh(), CATCH_UP_MS);
+    this.later("catchUp", CATCH_UP_MS, () => this.pumping || this.refresh());
+  }
+
+  // While the stream is down the view is fetched instead, each poll after the last answered.
+  pollLater() {
+    this.later("poller", POLL_MS, async () => {
+      try {
+        if (!this.pumping) await this.refresh();
+      } finally {
+        if (this.polling && !this.stopped) this.pollLater();
+      }
+    });
+  }
+
+  // Run `fetch` (a view fetched on a timer) in `pace` ms, or once the pause the server's last
+  // refusal asked for is over if that is later (Retry-After, up to RETRY_MAX_MS): sooner would
+  // be refused again, and count against the seat's limit. `timer`: the field stop() clears.
+  later(timer, pace, fetch) {
+    clearTimeout(this[timer]);
+    this[timer] = setTimeout(() => {
+      const left = this.quietUntil - Date.now();
+      if (left > 0) this.later(timer, left, fetch);
+      else fetch();
+    }, pace);
   }
 
   // The first view could not be fetched: a missing game says so; a server that cannot be
@@ -274,7 +300,7 @@ class Table {
       h("p", {}, gone ? t("table.not_found_text") : problem.text),
       problem.transient ? h("p", {}, t("table.retrying")) : null,
       h("p", {}, h("a", { href: "#/", class: "button primary" }, t("table.new_game")))));
-    if (problem.transient) this.retryTimer = setTimeout(() => this.start(), POLL_MS);
+    if (problem.transient) this.later("retryTimer", POLL_MS, () => this.start());
   }
 
   showProblem(error) {
@@ -285,8 +311,9 @@ class Table {
   onStream(state) {
     connection(state);
     this.heard.clear(); // a new stream (or none) starts from the view fetched now
-    clearInterval(this.poller);
-    if (state === "down") this.poller = setInterval(() => this.pumping || this.refresh(), POLL_MS);
+    clearTimeout(this.poller);
+    this.polling = state === "down";
+    if (this.polling) this.pollLater();
     else if (state === "live") this.refresh({ ahead: false });
   }
 
