@@ -53,8 +53,11 @@ def create_game(base: str, body: dict[str, Any]) -> Game:
     return Game(base, data["game_id"], data["host_token"], tokens, data["table_token"])
 
 
-def hold_seat(page: Page, game: Game, seat: int, *, host: bool = False) -> None:
-    """Put a seat in the page's storage (as the create form does) and open the table."""
+def hold_seat(
+    page: Page, game: Game, seat: int, *, host: bool = False, language: str | None = None
+) -> None:
+    """Put a seat in the page's storage (as the create form does) and open the table, in
+    ``language`` if given."""
     page.goto(game.base + "/")
     held = {"seat": seat, "token": game.tokens[seat], "updated": 1}
     if host:
@@ -63,7 +66,14 @@ def hold_seat(page: Page, game: Game, seat: int, *, host: bool = False) -> None:
         "([key, id, held]) => localStorage.setItem(key, JSON.stringify({[id]: held}))",
         [STORAGE_KEY, game.game_id, held],
     )
+    if language:
+        page.evaluate(
+            "([key, language]) => localStorage.setItem(key, JSON.stringify({language}))",
+            [SETTINGS_KEY, language],
+        )
     page.goto(f"{game.base}/#/game/{game.game_id}")
+    if language:
+        page.reload()  # the language is read when the page loads
     expect(page.locator("#app[data-version]")).to_be_visible()
 
 

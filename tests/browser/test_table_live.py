@@ -6,6 +6,7 @@ its Retry-After allows."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from service.store import keys as store_keys
 from tests.browser.harness import Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
+    CATALOGUE,
     STORAGE_KEY,
     Game,
     create_game,
@@ -50,6 +52,9 @@ SLACK_MS = 50
 # and the longest it waits whatever Retry-After says (api.js, RETRY_MAX_MS).
 POLL_MS = 3000
 RETRY_MAX_MS = 30_000
+# The Retry-After of the 429 the countdown test makes up: a wait of 3, 2, 1 s.
+COUNTDOWN_S = 3
+LANGUAGES = ("en", "sw", "tr", "ha", "ceb", "fi")
 # The seat's rate window left when the page polls: its first refused poll comes within
 # POLL_MS, so the Retry-After it gets asks for longer than POLL_MS.
 POLL_WINDOW_LEFT_S = 9
@@ -418,6 +423,8 @@ def test_a_move_answered_429_is_sent_again_as_retry_after_says(
     expect(problem).to_contain_text(after)
     expect(page.locator("button.action:enabled")).to_have_count(0)
     screenshot(page, "waiting")
+    if asked > 1:  # the wait shown counts down (a wait of 1 s has nothing to count)
+        expect(problem).to_contain_text(resend_text("en", asked - 1))
 
     wait_shown(page, version + 1)
     expect(problem).to_be_hidden()
@@ -471,6 +478,46 @@ def test_without_a_stream_a_poll_answered_429_waits_as_retry_after_says(
         if earlier["status"] == 429:
             asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
             assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, polls
+
+
+def resend_text(language: str, n: int) -> re.Pattern[str]:
+    """The words of a move waiting ``n`` more seconds to be sent again, whatever the move."""
+    text = re.escape(CATALOGUE[language][f"move.resending_after.{'one' if n == 1 else 'other'}"])
+    return re.compile(text.replace(r"\{move\}", "[^)]+").replace(r"\{n\}", str(n)))
+
+
+def test_the_wait_before_a_resend_counts_down_in_every_language(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 429")
+    problem = {"title": "Too Many Requests", "status": 429, "code": "rate_limited"}
+    page.route(
+        "**/moves",
+        lambda route: route.fulfill(
+            status=429,
+            headers={"Retry-After": str(COUNTDOWN_S)},
+            content_type="application/problem+json",
+            body=json.dumps(problem),
+        ),
+    )
+    for language in LANGUAGES:
+        game = create_game(
+            table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 5}
+        )
+        game.api("POST", "/deal", game.host_token)
+        me = game.api("GET")["turn"]
+        hold_seat(page, game, me, language=language)
+        wait_shown(page, game.version())
+        page.locator(".htile.playable").first.click()
+        page.locator(".train-target.legal").first.click()
+        for left in range(COUNTDOWN_S, 0, -1):
+            expect(page.locator("#problem")).to_contain_text(resend_text(language, left))
+            if left == 2:
+                screenshot(page, f"countdown-{language}")
+        # Read out once, with the wait first asked: not again every second.
+        said = page.locator("#problem .visually-hidden")
+        expect(said).to_have_text(resend_text(language, COUNTDOWN_S))
 
 
 def test_retry_after_is_read_as_seconds_or_a_date_and_bounded(

@@ -83,10 +83,10 @@ class Table {
     this.live = null;
     this.stopped = false;
     this.wasMyTurn = false;
-    // The move sent and not yet answered: {move, key, waiting, asked}. `waiting` once an answer
+    // The move sent and not yet answered: {move, key, waiting, until}. `waiting` once an answer
     // said nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
-    // `asked`: the wait (ms) before that, when the answer's Retry-After made it longer than
-    // RESEND_MS.
+    // `until`: when (Date.now()) that happens, if the answer's Retry-After made the wait longer
+    // than RESEND_MS.
     this.sending = null;
     this.movedAt = -1; // the version the table showed when this seat last moved
     this.trainsBefore = null; // where the trains were scrolled before a chosen tile's train was shown
@@ -402,6 +402,8 @@ class Table {
 
   tick() {
     for (const bar of this.app.querySelectorAll(".clock-bar")) updateBar(bar);
+    if (!this.sending || this.sending.until === null) return;
+    for (const left of this.app.querySelectorAll(".resend-left")) left.textContent = this.resendText();
   }
 
   legalFor(tile) {
@@ -460,7 +462,7 @@ class Table {
     // Set before the answer: the stream may draw the move's entry before the answer comes.
     this.pendingFocus = byKeyboard;
     this.movedAt = this.view.version;
-    this.sending = { move, key: idempotencyKey(), waiting: false, asked: null };
+    this.sending = { move, key: idempotencyKey(), waiting: false, until: null };
     await this.send();
   }
 
@@ -495,7 +497,7 @@ class Table {
       if (problem.transient && this.token) {
         const wait = retryWait(error, RESEND_MS);
         sending.waiting = true;
-        sending.asked = wait > RESEND_MS ? wait : null; // the usual pace is not worth a number
+        sending.until = wait > RESEND_MS ? Date.now() + wait : null; // the usual pace is not worth a number
         this.render();
         this.resendTimer = setTimeout(() => this.send(), wait);
         return;
@@ -783,11 +785,20 @@ class Table {
     return h("p", { class: ["problem", (waiting || (this.problem && this.problem.transient)) && "transient"], role: "alert", id }, text);
   }
 
-  // The move waiting to be sent again, and how long the page waits first if the server asked.
+  // The move waiting to be sent again, and how long the page still waits if the server asked,
+  // counted down by tick(). A screen reader hears the sentence once, from a copy that does not
+  // count: a number changing in an alert would be read out again every second.
   resending() {
-    const { move, asked } = this.sending;
-    if (asked === null) return t("move.resending", { move: this.moveName(move) });
-    return tn("move.resending_after", Math.ceil(asked / 1000), { move: this.moveName(move) });
+    if (this.sending.until === null) return t("move.resending", { move: this.moveName(this.sending.move) });
+    const text = this.resendText();
+    return [h("span", { class: "resend-left", "aria-hidden": "true" }, text), h("span", { class: "visually-hidden" }, text)];
+  }
+
+  resendText() {
+    const { move, until } = this.sending;
+    const left = Math.ceil((until - Date.now()) / 1000);
+    if (left <= 0) return t("move.resending", { move: this.moveName(move) }); // on its way again
+    return tn("move.resending_after", left, { move: this.moveName(move) });
   }
 
   summaryPanels() {
