@@ -414,6 +414,29 @@ def out_of_view(page: Page, selector: str) -> list[dict[str, float]]:
     ]
 
 
+# A scrollTop of the trains (``e``) at which none of the rows of ``ids`` is wholly in view (the
+# page's test of a row shown, with a margin), or null when every position shows one.
+HIDING_TOP = """(e, ids) => {
+  const box = e.getBoundingClientRect(), now = e.scrollTop;
+  const rows = ids.map(id => e.querySelector(`.train[data-train="${id}"]`).getBoundingClientRect());
+  const shown = (r, top) =>
+    r.top + now - top >= box.top - 8 && r.bottom + now - top <= box.bottom + 8;
+  for (let top = 0; top <= e.scrollHeight - e.clientHeight; top += 1) {
+    if (!rows.some(r => shown(r, top))) return top;
+  }
+  return null;
+}"""
+
+
+def trains_for(game: Game, seat: int, tile: str) -> list[str]:
+    """The trains the seat may play ``tile`` ("a-b") on, as its legal moves say."""
+    wanted = sorted(int(x) for x in tile.split("-"))
+    moves = game.api("GET", "/legal-moves", game.tokens[seat])["moves"]
+    return sorted(
+        {m["train"] for m in moves if m["action"] == "play" and sorted(m["tile"]) == wanted}
+    )
+
+
 def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrolling(
     table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
@@ -435,6 +458,7 @@ def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrollin
         if my_turn(page):
             play_turn_by_clicking(page)
     assert my_turn(page) and started >= 3 and playable
+    hidden_at: list[str] = []  # the sizes whose trains scroll far enough to hide a train
     for width, height in DESKTOPS:
         page.set_viewport_size({"width": width, "height": height})
         size = f"{width}x{height}"
@@ -457,13 +481,21 @@ def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrollin
         assert rows[-1]["bottom"] <= shown["bottom"] + 1 or scroll > 0, size
         screenshot(page, f"turn-{size}")
         # A tile chosen where it is, with no scrolling: a train it may go to is in view, in
-        # the table and in the window.
+        # the table and in the window. The trains are first scrolled (where they scroll) to
+        # hide every train it may go to, so that the table has to bring one into view.
         trains = page.locator(".felt .trains")
+        name = page.locator(".htile.playable").first.get_attribute("data-tile") or ""
+        hiding = trains.evaluate(HIDING_TOP, trains_for(game, 0, name))
+        if hiding is not None:
+            trains.evaluate("(e, top) => { e.scrollTop = top; }", hiding)
+            hidden_at.append(size)
         where = trains.evaluate("e => e.scrollTop")
         tile = boxes(page, ".htile.playable")[0]
         page.mouse.click((tile["left"] + tile["right"]) / 2, (tile["top"] + tile["bottom"]) / 2)
         expect(page.locator(".htile.selected")).to_have_count(1)
         assert page.evaluate("scrollY") == 0
+        if hiding is not None:  # the trains moved to show one
+            assert trains.evaluate("e => e.scrollTop") != where, size
         legal = page.locator(".train-target.legal").first
         expect(legal).to_be_visible()
         target = legal.evaluate(
@@ -476,6 +508,7 @@ def test_on_a_desktop_turn_the_hand_and_its_buttons_are_in_view_without_scrollin
         page.keyboard.press("Escape")  # the tile put back: the trains where they were
         expect(page.locator(".htile.selected")).to_have_count(0)
         assert trains.evaluate("e => e.scrollTop") == where, size
+    assert f"{DESKTOPS[0][0]}x{DESKTOPS[0][1]}" in hidden_at, hidden_at
     # Larger tiles make a taller rack: the trains make room again.
     page.set_viewport_size({"width": DESKTOPS[0][0], "height": DESKTOPS[0][1]})
     page.locator("#zoom-in").click()
