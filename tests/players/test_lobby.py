@@ -96,9 +96,24 @@ def test_a_seek_that_failed_after_its_claim_does_not_keep_its_player_out() -> No
             user_without(redis_server, admin, "rpush")
             failed = requests.post(url, json=body, timeout=30)
             assert (failed.status_code, failed.json()["code"]) == (503, "storage_unavailable")
+            # The table it claimed was never made: no later seek of its kind is sent there.
+            assert admin.zcard(keys.seek_keys("standard|2|0|1")[0]) == 0
             user_without(redis_server, admin)
             again = requests.post(url, json=body, timeout=30)
             assert again.status_code == 201, again.text  # not 409 already_seated
+
+
+def test_a_seek_the_rules_refuse_claims_no_table(server: str, redis_server: RedisServer) -> None:
+    # The classic preset is for 2 to 10 players. The seek is refused before any seat is
+    # claimed, so no table is left in its bucket for the next seek of its kind to wait for.
+    body = {"name": "ann", "preset": "classic", "players": 11}
+    for _ in range(2):
+        started = time.monotonic()
+        r = send("POST", f"{server}/api/v1/lobby/seek", json=body)
+        assert (r.status_code, r.json()["code"]) == (422, "invalid_rules"), r.text
+        assert time.monotonic() - started < 1.5, "the seek waited for a table never made"
+    admin = redis.Redis.from_url(redis_server.url)
+    assert admin.zcard(keys.seek_keys("classic|11|0|0")[0]) == 0
 
 
 def listed_within(base: str, gid: str, listed: bool, seconds: float = 5) -> None:

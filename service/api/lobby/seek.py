@@ -57,6 +57,9 @@ class Seek:
         player = player_of(body["player_token"]).player_id if "player_token" in body else None
         if body["rated"] and player is None:
             raise ApiError(Problem.UNRATED_SEAT, "A rated seek needs a player_token.")
+        # Judged before any seat is claimed: a table the rules refuse (the classic preset is
+        # for 2 to 10 players) would otherwise be claimed in its bucket and never made.
+        rules.resolve_rules(body["preset"], None, body["players"])
         return cls(
             body["name"],
             body["preset"],
@@ -124,6 +127,8 @@ def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Respons
         seated = make_table(game_id, wanted) if made else take_seat(game_id, seat, wanted)
     except Exception:
         with contextlib.suppress(redis.RedisError):
+            if made:  # a table not made stays out of its bucket: no later seek waits for it
+                lobby.close(wanted.bucket, game_id)
             lobby.forget(wanted.bucket, game_id, wanted.player)
         raise
     if seated is None:
