@@ -239,6 +239,19 @@ def test_one_address_holds_at_most_its_share_of_open_streams(stack: Stack) -> No
         assert r.status_code == 200
 
 
+def test_a_head_request_of_a_stream_holds_no_slot(stack: Stack) -> None:
+    # A HEAD's body is never read, so a slot given back only when the stream's body ends would
+    # be held until the longest life of a stream has passed.
+    gid = create(stack.url, players=["ann", "bo"])["game_id"]
+    with session_from("127.0.0.4") as s:
+        url = api(stack, gid, "/events")
+        for media in (SSE, NDJSON) * STREAMS_PER_ADDRESS:
+            head = s.head(url, headers={"Accept": media}, timeout=30)
+            assert head.status_code == 200, head.headers
+        with s.get(url, headers={"Accept": SSE}, stream=True, timeout=30) as r:
+            assert r.status_code == 200
+
+
 def test_a_stream_ends_after_its_lifetime_and_resumes_where_it_left_off(stack: Stack) -> None:
     created = create(stack.url, players=["ann", "bo"])
     gid, table = created["game_id"], created["table_token"]

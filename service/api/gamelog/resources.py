@@ -225,6 +225,10 @@ def streamed(g: Loaded, after: int, media: Media) -> Response:
 
     response = Response(frames(), mimetype=media.value, headers=STREAM_HEADERS)
     response.direct_passthrough = True
+    # An answer whose body is never read (a HEAD's) never starts ``frames``: its slot is given
+    # back when the server closes the answer (werkzeug then sends no body and closes the
+    # response). Giving a slot back twice is harmless.
+    response.call_on_close(release)
     return response
 
 
