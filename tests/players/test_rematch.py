@@ -200,6 +200,60 @@ def test_no_rematch_before_the_end_nor_without_a_seat(server: str) -> None:
     assert (stranger.status_code, stranger.json()["code"]) == (401, "invalid_token")
 
 
+def test_a_finished_games_seats_no_longer_move(server: str) -> None:
+    # The rematch holds the seats' tokens as they were when it was made: a seat moved in the
+    # finished game afterwards would leave its old device acting in the rematch, and its new
+    # one shut out. A ticket issued before the end is refused at its claim too.
+    game = create(server, players=["ann", "bo"], options={"rounds": 1, "set": 6, "hand_size": 5})
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    early = send("POST", f"{server}/api/v1/games/{gid}/transfers", headers=auth(ann))
+    assert early.status_code == 201, early.text
+    play_out(server, game, seed=3)
+    new = ask(server, gid, ann).json()["game_id"]
+    version = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    late = send("POST", f"{server}/api/v1/games/{gid}/transfers", headers=auth(ann))
+    assert (late.status_code, late.json()["code"]) == (409, "game_over"), late.text
+    url, ticket = f"{server}/api/v1/games/{gid}/transfers/claim", early.json()["ticket"]
+    claim = send("POST", url, json={"ticket": ticket})
+    assert (claim.status_code, claim.json()["code"]) == (409, "game_over"), claim.text
+    assert requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"] == version
+    for where in (gid, new):
+        seen = requests.get(f"{server}/api/v1/games/{where}", headers=auth(ann), timeout=10)
+        assert seen.status_code == 200, seen.text
+
+
+def test_a_finished_games_open_seat_is_no_longer_taken(server: str) -> None:
+    # Seat 1 is reopened mid-round; its turns run out on the clock until the game ends with
+    # the seat still open. Its invite then takes nothing: the game is as it ended.
+    options = {"rounds": 1, "set": 6, "hand_size": 5}
+    game = create(server, players=["ann", "bo"], options=options, turn_seconds=1)
+    gid, ann, table = game["game_id"], game["seats"][0]["token"], game["table_token"]
+    send("POST", f"{server}/api/v1/games/{gid}/deal", headers=auth(table)).raise_for_status()
+    reopened = send(
+        "PUT", f"{server}/api/v1/games/{gid}/seats/1", json={"open": True}, headers=auth(table)
+    )
+    invite = reopened.json()["changed"]["invite"]
+    deadline = time.monotonic() + 60
+    while (view := requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json())[
+        "status"
+    ] != "game_over":
+        assert time.monotonic() < deadline, "the game did not end"
+        if view["turn"] == 0:
+            moves = requests.get(
+                f"{server}/api/v1/games/{gid}/legal-moves", headers=auth(ann), timeout=10
+            ).json()["moves"]
+            send("POST", f"{server}/api/v1/games/{gid}/moves", json=moves[0], headers=auth(ann))
+        else:
+            time.sleep(0.2)
+    assert view["players"][1]["open"]
+    late = send(
+        "POST", f"{server}/api/v1/games/{gid}/join", json={"invite": invite, "name": "late"}
+    )
+    assert (late.status_code, late.json()["code"]) == (409, "game_over"), late.text
+    after = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()
+    assert (after["version"], after["players"][1]["open"]) == (view["version"], True)
+
+
 def test_a_finished_games_stream_ends_with_204_once_the_wait_is_over(server: str) -> None:
     game = finished(server)
     gid = game["game_id"]

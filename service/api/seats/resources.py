@@ -89,6 +89,10 @@ def join(g: Loaded, digest: str, name: str, player: str | None = None) -> Decisi
         if digest in g.table.used_invites:
             raise ApiError(Problem.INVITE_USED, "This invite was used already.")
         raise ApiError(Problem.INVITE_NOT_FOUND, "There is no such invite in this game.")
+    if g.state.status == Status.GAME_OVER:
+        # As a seat change: a finished game's seats stay as the game ended (its rematch, if
+        # any, was made of them).
+        raise ApiError(Problem.GAME_OVER, "The game is over: its open seats are no longer taken.")
     if g.table.listing.rated and player is None:
         # Mid-game no deal would stop it: the game would end with nobody rated.
         raise ApiError(

@@ -30,11 +30,12 @@ class Transfers(MethodView):
     @doc(security=SEAT_OR_HOST)
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, TransferTicketSchema)
-    @problems(400, 401, 403, 404, 413, 415, 422, 429)
+    @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """With a seat's token: a ticket that moves the seat to another device once, within
-        ten minutes. Claiming it gives the seat a new token; this one then stops working."""
+        ten minutes. Claiming it gives the seat a new token; this one then stops working. After
+        the game, `409 game_over`."""
         return json_response(issue(game_id), 201)
 
 

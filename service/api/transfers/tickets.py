@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Response, request
 
-from service.rules import RoleKind
+from service.rules import RoleKind, Status
 from service.rules.log import By, Kind, Record, rfc3339
 from service.store import keys
 from service.store.tokens import hash_token, new_token
@@ -37,6 +37,7 @@ def issue(game_id: str) -> dict[str, Any]:
     g = load_game(game_id, RoleKind.SEAT)
     if g.seat is None or g.token is None:
         raise ApiError(Problem.NOT_A_SEAT, "Only a seat's own token moves it to another device.")
+    check_not_over(g)
     ticket = TICKET_PREFIX + secrets.token_urlsafe(24)
     store().transfers.issue(game_id, ticket, Transfer(g.seat, hash_token(g.token)))
     return {
@@ -85,7 +86,18 @@ def _replay_kept(game_id: str, scope: str) -> None:
             raise
 
 
+def check_not_over(g: Loaded) -> None:
+    """After the game its seats no longer move (as they no longer change): a rematch made of it
+    holds the seats' tokens as they were, and a token moved here would not move there."""
+    if g.state.status == Status.GAME_OVER:
+        raise ApiError(
+            Problem.GAME_OVER,
+            "The game is over: its seats no longer move (move the seat in its rematch).",
+        )
+
+
 def _moved(g: Loaded, moved: Transfer, spends: str) -> Decision:
+    check_not_over(g)
     seat = moved.seat
     if g.record.seat_digests[seat] != moved.digest:
         raise gone()  # the seat changed hands since the ticket was issued
