@@ -252,6 +252,25 @@ def test_a_head_request_of_a_stream_holds_no_slot(stack: Stack) -> None:
             assert r.status_code == 200
 
 
+def test_a_stream_refused_for_its_address_spends_no_ticket(stack: Stack) -> None:
+    created = create(stack.url, players=["ann", "bo"])
+    gid, token = created["game_id"], created["seats"][0]["token"]
+    kept = ticket(stack, gid, token)
+    with session_from("127.0.0.5") as s:
+        url = api(stack, gid, "/events")
+        held = [
+            s.get(url, headers={"Accept": SSE}, stream=True, timeout=30)
+            for _ in range(STREAMS_PER_ADDRESS)
+        ]
+        assert [r.status_code for r in held] == [200] * STREAMS_PER_ADDRESS
+        refused = s.get(url, params={"access_token": kept}, headers={"Accept": SSE}, timeout=30)
+        assert_problem(refused, 429, "rate_limited")
+        for r in held:
+            r.close()
+    with open_stream(stack, gid, access_token=kept) as r:  # from another address
+        assert r.status_code == 200
+
+
 def test_a_stream_ends_after_its_lifetime_and_resumes_where_it_left_off(stack: Stack) -> None:
     created = create(stack.url, players=["ann", "bo"])
     gid, table = created["game_id"], created["table_token"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -174,12 +175,21 @@ class Events(MethodView):
     @problems(400, 401, 404, 422, 429)
     def get(self, query: dict[str, Any], headers: dict[str, str], game_id: str) -> Response:
         """The log from `after` on, as the caller may see it; streamed with SSE or NDJSON."""
-        g, deprecated = stream_reader(game_id)
-        media, after = media_type(), resume_point(query["after"], headers.get("last_event_id", ""))
-        if media is Media.JSON:
-            response = page(g, after, query["wait"], query["limit"])
-        else:
-            response = streamed(g, after, media)
+        media = media_type()
+        # A stream takes its slot before its credential is read: one refused for the address's
+        # open streams (429) spends no single-use ticket.
+        release = None if media is Media.JSON else take_stream_slot()
+        try:
+            g, deprecated = stream_reader(game_id)
+            after = resume_point(query["after"], headers.get("last_event_id", ""))
+            if release is None:
+                response = page(g, after, query["wait"], query["limit"])
+            else:
+                response = streamed(g, after, media, release)
+        except BaseException:
+            if release is not None:
+                release()
+            raise
         if deprecated:
             response.headers.update(DEPRECATION_HEADERS)
         return response
@@ -200,14 +210,15 @@ def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
     return json_response(body)
 
 
-def streamed(g: Loaded, after: int, media: Media) -> Response:
+def streamed(g: Loaded, after: int, media: Media, release: Callable[[], None]) -> Response:
+    """The stream of ``g`` after ``after``; ``release`` gives back the slot it holds."""
     linger = settings().rematch_seconds
     if g.state.status == Status.GAME_OVER and after >= g.record.version and ended(g, linger):
         # Nothing more will ever come: 204 is what stops a browser's EventSource reconnecting.
+        release()
         return Response(status=204)
     reader, game_id, version, events_hub = viewer(g), g.record.game_id, g.record.version, hub()
     lifetime = settings().stream_max_seconds
-    release = take_stream_slot()
     here = StreamPresence(game_id, reader.role.seat)
     writer = body_writer(request.environ)
 
