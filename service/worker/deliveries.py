@@ -63,7 +63,12 @@ class Sender:
         slots = 0
         while self.free.acquire(blocking=False):
             slots += 1
-        due = self.hooks.take_due(now_ms(), slots) if slots else []
+        try:
+            due = self.hooks.take_due(now_ms(), slots) if slots else []
+        except BaseException:
+            for _ in range(slots):  # a take that failed (Redis away) keeps no thread
+                self.free.release()
+            raise
         for _ in range(slots - len(due)):
             self.free.release()
         for delivery in due:

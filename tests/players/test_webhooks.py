@@ -7,6 +7,7 @@ import itertools
 import json
 import queue
 import random
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -164,6 +165,30 @@ def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
             with pytest.raises(queue.Empty):
                 hooks.next(timeout=2)
             user_without(redis_server, admin)
+            body = verified(hooks.next(timeout=10), secret)
+    assert body["type"] == "your_turn" and body["data"]["game_id"] == gid
+
+
+def test_deliveries_go_on_after_redis_stopped_answering_a_while(hooks: Receiver) -> None:
+    # Redis answers nothing for longer than the worker's socket timeout, a few times: the
+    # webhook sender's take of the due deliveries times out, which must not cost it the threads
+    # it sends with (it took them all for that take).
+    with RedisServer() as redis_server:
+        worker_env = {**ENV, "REDIS_URL": redis_server.url}
+        with (
+            start_gunicorn(redis_server.url, env=ENV, with_worker=False) as base,
+            worker(worker_env),
+        ):
+            ann = new_player(base, "ann")
+            made = register(base, ann, hooks.url + "/turns", events=["your_turn"])
+            secret = made.json()["secret"]
+            admin = redis.Redis.from_url(redis_server.url)
+            for _ in range(3):
+                admin.client_pause(1500)  # every client, beyond REDIS_SOCKET_TIMEOUT_MS
+                time.sleep(2)
+            seat = {"name": "ann", "player_token": ann["player_token"]}
+            players = [seat, {"name": "c", "bot": "greedy"}]
+            gid = create(base, players=players, auto_deal=True)["game_id"]
             body = verified(hooks.next(timeout=10), secret)
     assert body["type"] == "your_turn" and body["data"]["game_id"] == gid
 
