@@ -30,7 +30,7 @@ import redis
 from flask import Response
 
 from service import rules
-from service.rules import Role, RoleKind
+from service.rules import Role, RoleKind, Status
 from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
 from service.seating import Applied, Seat, SeatKind, Table, server_move_due, server_turns
 from service.store import (
@@ -512,6 +512,7 @@ def load_game(
     if record.kept is not None:
         raise IdempotentReplay(record.kept)
     g = _loaded(record, role, token, key)
+    blind_host(g, need)
     g.scope = owner
     g.if_match = check_if_match(g.record.version) if mutating else False
     return g
@@ -530,8 +531,22 @@ def _known_game(game_id: str, need: RoleKind | None) -> Loaded | None:
         return None
     token = _token(need, False)
     g = _loaded(record, _role(record, token, need), token, None)
+    blind_host(g, need)
     g.if_match, g.known = True, True
     return g
+
+
+def blind_host(g: Loaded, need: RoleKind | None = None) -> None:
+    """A rated game's host token sees what its table token sees until the game is over: a
+    creator seated at the table holds it, and a rating is only worth something if nobody at
+    the table saw a hidden tile. What only the host may do then is ``409 game_not_over``."""
+    if not (g.role.is_host and g.table.listing.rated and g.state.status != Status.GAME_OVER):
+        return
+    g.role = Role.TABLE
+    if need is RoleKind.HOST:
+        raise ApiError(
+            Problem.GAME_NOT_OVER, "A rated game's hidden tiles are shown once it is over."
+        )
 
 
 def _loaded(record: GameRecord, role: Role, token: str | None, key: str | None) -> Loaded:

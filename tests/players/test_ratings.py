@@ -13,7 +13,7 @@ from openskill.models import PlackettLuce
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
-from tests.live.helpers import answered, auth, create, send
+from tests.live.helpers import SSE, answered, auth, create, entries, send, sse_entries
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out, player
 from tests.redis_clients import keys_not_starting, user_without
@@ -135,7 +135,7 @@ def test_the_leaderboards_list_people_and_bots_apart(server: str) -> None:
             {"name": "bo", "player_token": bo["player_token"]},
             {"name": "cpu", "bot": "greedy"},
         ]
-        game = create(server, players=seats, rated=True, options={"rounds": 1})
+        game = create(server, players=seats, rated=True, options={"rounds": 3})
         play_out(server, game, seed=game_number)
     people = requests.get(f"{server}/api/v1/leaderboard", timeout=10).json()
     bots = requests.get(f"{server}/api/v1/leaderboard", params={"kind": "bots"}, timeout=10).json()
@@ -151,3 +151,75 @@ def test_the_leaderboards_list_people_and_bots_apart(server: str) -> None:
     assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
     missing = requests.get(f"{server}/api/v1/players/nobody-here1", timeout=10)
     assert (missing.status_code, missing.json()["code"]) == (404, "player_not_found")
+
+
+def drawn_tiles(base: str, gid: str, token: str) -> list[list[int]]:
+    """The tiles the token is shown drawn by any seat, from the game's JSON log."""
+    page = entries(base, gid, token)
+    return [
+        event["tile"]
+        for entry in page["entries"]
+        for event in entry["events"]
+        if event["type"] == "tile_drawn" and "tile" in event
+    ]
+
+
+def play_until_both_drew(base: str, game: dict[str, Any]) -> None:
+    """Deal, then play (drawing whenever a seat may) until each seat has drawn a tile."""
+    gid, tokens = game["game_id"], [s["token"] for s in game["seats"]]
+    send("POST", f"{base}/api/v1/games/{gid}/deal", headers=auth(game["table_token"]))
+    drew: set[int] = set()
+    while drew != {0, 1}:
+        view = requests.get(f"{base}/api/v1/games/{gid}", timeout=10).json()
+        assert view["status"] != "game_over", "the game ended before both seats drew"
+        if view["status"] == "round_over":
+            send("POST", f"{base}/api/v1/games/{gid}/deal", headers=auth(game["table_token"]))
+            continue
+        seat = view["turn"]
+        moves = send(
+            "GET", f"{base}/api/v1/games/{gid}/legal-moves", headers=auth(tokens[seat])
+        ).json()["moves"]
+        move = next((m for m in moves if m["action"] == "draw"), moves[0])
+        drew |= {seat} if move["action"] == "draw" else set()
+        r = send("POST", f"{base}/api/v1/games/{gid}/moves", json=move, headers=auth(tokens[seat]))
+        assert r.status_code == 200, r.text
+
+
+def test_nobody_at_a_rated_table_sees_a_hidden_tile_through_its_host_token(server: str) -> None:
+    people = [new_player(server, name) for name in ("ann", "bo")]
+    seats = [{"name": p["name"], "player_token": p["player_token"]} for p in people]
+    seeded = send(
+        "POST", f"{server}/api/v1/games", json={"players": seats, "rated": True, "seed": 7}
+    )
+    assert (seeded.status_code, seeded.json()["code"]) == (422, "validation_failed")
+    assert "seed" in seeded.json()["errors"]
+    game = create(server, players=seats, rated=True, options={"rounds": 3})
+    gid, host = game["game_id"], game["host_token"]
+    play_until_both_drew(server, game)
+    assert len(drawn_tiles(server, gid, game["seats"][0]["token"])) >= 1  # its own draws
+    assert drawn_tiles(server, gid, host) == []
+    position = send("GET", f"{server}/api/v1/games/{gid}/position", headers=auth(host))
+    assert (position.status_code, position.json()["code"]) == (409, "game_not_over")
+    ticket = send("POST", f"{server}/api/v1/games/{gid}/stream-tickets", headers=auth(host))
+    assert ticket.status_code == 201, ticket.text
+    stream = requests.get(
+        f"{server}/api/v1/games/{gid}/events",
+        params={"access_token": ticket.json()["ticket"]},
+        headers={"Accept": SSE},
+        stream=True,
+        timeout=10,
+    )
+    assert stream.status_code == 200
+    version = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()["version"]
+    shown = []
+    for entry in sse_entries(stream):
+        shown.append(entry)
+        if entry["version"] == version:
+            break
+    stream.close()
+    drawn = [e for entry in shown for e in entry["events"] if e["type"] == "tile_drawn"]
+    assert len(drawn) >= 2 and all("tile" not in e for e in drawn)
+    play_out(server, game, seed=3)
+    assert len(drawn_tiles(server, gid, host)) >= 2  # once it is over, the host sees them all
+    after = send("GET", f"{server}/api/v1/games/{gid}/position", headers=auth(host))
+    assert after.status_code == 200 and any(after.json()["hands"])

@@ -39,6 +39,7 @@ def build(body: dict[str, Any]) -> NewGame:
         table = Table.of_people(state.n_players)
     else:
         seats = body["players"]
+        check_unseeded(body)
         names = [s.get("name") or OPEN_SEAT_NAME.format(i) for i, s in enumerate(seats)]
         state = rules.new_game(
             names, body.get("preset", Preset.STANDARD), body.get("options"), body.get("seed")
@@ -122,6 +123,16 @@ def created_body(game_id: str, game: NewGame) -> dict[str, Any]:
         "table_token": game.table_token,
         "rules": game.state.rules.to_json(),
     }
+
+
+def check_unseeded(body: dict[str, Any]) -> None:
+    """A rated game is dealt from a seed nobody chose: whoever knows the seed knows every hand."""
+    if body.get("rated", False) and body.get("seed") is not None:
+        raise ApiError(
+            Problem.VALIDATION_FAILED,
+            "A rated game takes no seed: its deals are the server's own.",
+            extra={"errors": {"seed": ["a rated game is dealt from a seed nobody knows"]}},
+        )
 
 
 def check_one_seat_each(table: Table) -> None:

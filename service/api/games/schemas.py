@@ -103,7 +103,8 @@ class CreateGameSchema(ma.Schema):
     rated = ma.fields.Boolean(
         metadata={
             "description": "rate every seat at the end (openskill); every seat must then be a "
-            "player (player_token) or a bot"
+            "player (player_token) or a bot. A rated game takes no `seed`, and its host token "
+            "sees no hidden tile (nor exports the position) until the game is over"
         }
     )
     turn_seconds = StrictInt(
@@ -130,7 +131,7 @@ class CreateGameSchema(ma.Schema):
                 "shuffle seed, for reproducible games (tests, tournaments, analysis). Anyone who "
                 "knows or guesses the seed knows every hand and the boneyard: omit it for a game "
                 "with anything at stake, and the server draws the randomness itself (a 128-bit "
-                "deal secret that only the host's position shows)."
+                "deal secret that only the host's position shows). A rated game takes none."
             )
         },
     )
