@@ -1,7 +1,7 @@
 """The web table live: a game against three bots played to its end by clicking, two people at
 one table through an invite link, the stream dropped by a restarted server, and moves sent
-again, and the view polled without a stream, when the server did not answer them, as soon as
-its Retry-After allows."""
+again, the view polled without a stream, and a new stream's ticket asked for, when the server
+did not answer them, as soon as its Retry-After allows."""
 
 from __future__ import annotations
 
@@ -58,6 +58,11 @@ LANGUAGES = ("en", "sw", "tr", "ha", "ceb", "fi")
 # The seat's rate window left when the page polls: its first refused poll comes within
 # POLL_MS, so the Retry-After it gets asks for longer than POLL_MS.
 POLL_WINDOW_LEFT_S = 9
+# The page's wait before it asks again for a stream ticket that was refused, at most (live.js,
+# RETRY_MS: 1 s after the stream drops, then 2 s); the seat's window left when its stream is cut
+# is longer, so the Retry-After of the ticket refused asks for more than that.
+TICKET_BACKOFF_MS = 2000
+TICKET_WINDOW_LEFT_S = 9
 
 
 def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
@@ -478,6 +483,39 @@ def test_without_a_stream_a_poll_answered_429_waits_as_retry_after_says(
         if earlier["status"] == 429:
             asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
             assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, polls
+
+
+def test_a_stream_ticket_answered_429_is_asked_again_as_retry_after_says(
+    rate_limited_server: TableStack, redis_server: RedisServer, new_page: Pages
+) -> None:
+    stack = rate_limited_server
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    log.allow(r"status of 429")
+    # While the streams pool is down nginx answers the stream with 502/503.
+    log.allow(r"status of 50[234] .*/events\?")
+    log.allow(r"net::ERR_(INCOMPLETE_CHUNKED_ENCODING|EMPTY_RESPONSE|CONNECTION_RESET)")
+    game = create_game(stack.url, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    tickets = finished(page, lambda r: r.method == "POST" and r.url.endswith("/stream-tickets"))
+    spend_the_seats_minute(stack, redis_server, game, 0, TICKET_WINDOW_LEFT_S)
+    # The stream cut: the page asks for a new ticket, which is refused until the window ends.
+    stack.stop_streams()
+    expect(notice).to_have_text(words("connection.down"))
+    stack.start_streams()
+    expect(notice).to_have_text(words("connection.live"), timeout=RETRY_MAX_MS)
+    refused = [t for t in tickets if t["status"] == 429]
+    assert refused and int(refused[0]["retry_after"]) * 1000 > TICKET_BACKOFF_MS, tickets
+    assert tickets[-1]["status"] == 201, tickets
+    # Each ticket asked for after a 429 waited as long as it asked (up to the page's bound): the
+    # usual backoff would ask into the same window again, and count against the seat's limit.
+    for earlier, later in itertools.pairwise(tickets):
+        if earlier["status"] == 429:
+            asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
+            assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, tickets
 
 
 def resend_text(language: str, n: int) -> re.Pattern[str]:

@@ -2,7 +2,7 @@
 // dropped connection and sends Last-Event-ID, so the server resumes after the last entry seen.
 // When the browser gives up (an error answer), a new stream starts after the last entry seen.
 
-import { ApiError, eventsUrl, game } from "./api.js";
+import { ApiError, eventsUrl, game, retryWait } from "./api.js";
 
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
 
@@ -52,7 +52,7 @@ export class Live {
           this.token = null;
           this.onRevoked();
         } else {
-          this.retry();
+          this.retry(error);
           return;
         }
       }
@@ -100,10 +100,13 @@ export class Live {
     });
   }
 
-  retry() {
-    const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)];
+  // `error`: the refused ticket request, if that was the failure. Its Retry-After (up to
+  // RETRY_MAX_MS) is waited out when longer than the backoff: a ticket asked for sooner would be
+  // refused again, and count against the seat's limit.
+  retry(error = null) {
+    const backoff = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)];
     this.failures += 1;
-    this.timer = setTimeout(() => this.open(), delay);
+    this.timer = setTimeout(() => this.open(), error ? retryWait(error, backoff) : backoff);
   }
 
   // The game has ended: the server closes the stream, which must not be reopened.
