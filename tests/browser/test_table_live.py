@@ -250,6 +250,7 @@ def test_a_move_made_while_the_server_is_away_is_sent_again_or_said_not_played(
     expect(problem).to_contain_text(f"Your move ({name}, ")
     expect(problem).to_contain_text("sends it again until the server answers")
     expect(page.locator("button.action:enabled")).to_have_count(0)
+    expect(page.locator("#hint")).to_have_text(words("hint.sending"))
     screenshot(page, "resending")
     page.wait_for_timeout(3000)  # long enough for a resend into the 503s
     own_table_server.start_api()
@@ -524,7 +525,7 @@ def resend_text(language: str, n: int) -> re.Pattern[str]:
     return re.compile(text.replace(r"\{move\}", "[^)]+").replace(r"\{n\}", str(n)))
 
 
-def test_the_wait_before_a_resend_counts_down_in_every_language(
+def test_the_wait_before_a_resend_counts_down_and_the_hint_waits_in_every_language(
     table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
     page = new_page(viewport={"width": 1280, "height": 800})
@@ -549,6 +550,9 @@ def test_the_wait_before_a_resend_counts_down_in_every_language(
         wait_shown(page, game.version())
         page.locator(".htile.playable").first.click()
         page.locator(".train-target.legal").first.click()
+        # The tile stays chosen while its move waits: the hint says the move is on its way,
+        # not to choose a train for it.
+        expect(page.locator("#hint")).to_have_text(words("hint.sending", language))
         for left in range(COUNTDOWN_S, 0, -1):
             expect(page.locator("#problem")).to_contain_text(resend_text(language, left))
             if left == 2:

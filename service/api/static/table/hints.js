@@ -33,13 +33,15 @@ function action(view, plays, actions) {
   return "";
 }
 
-// The hint under the hand: whose turn, the rule that applies now, and the next step.
-export function hint(view, { legal, seat, selected, settled }) {
+// The hint under the hand: whose turn, the rule that applies now, and the next step. While a
+// move is `sending` (sent, or waiting to be sent again) there is no next step to choose.
+export function hint(view, { legal, seat, selected, settled, sending }) {
   if (view.status !== "in_round") return "";
   if (view.turn !== seat) {
     const turn = view.players.find((p) => p.seat === view.turn);
     return t("hint.wait", { name: turn ? turn.name : "…" });
   }
+  if (sending) return t("hint.sending");
   if (!settled) return t("hint.loading");
   if (selected) return t("hint.choose_train", { tile: tileName(selected) });
   const plays = legal.filter((m) => m.action === "play");

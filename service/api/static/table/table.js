@@ -872,7 +872,7 @@ class Table {
       drawn: this.drawn && sameTile(this.drawn, tile),
       onSelect: (chosen) => this.select(chosen),
     }));
-    const words = hint(v, { legal: this.legal, seat: this.seat, selected: this.selected, settled: this.settled });
+    const words = hint(v, { legal: this.legal, seat: this.seat, selected: this.selected, settled: this.settled, sending: Boolean(this.sending) });
     return h("section", { class: "rack", "aria-label": t("rack.label") },
       h("div", { class: "rack-head" }, h("h2", {}, tn("rack.title", hand.length)), h("p", { class: "hint", id: "hint" }, words)),
       h("div", { class: "hand", role: "group", tabindex: "-1", "aria-label": t("rack.tiles"), "aria-describedby": "hint" }, tiles),
