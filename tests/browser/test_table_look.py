@@ -212,6 +212,12 @@ def test_score_headers_break_between_words_on_a_phone(
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
+# The trains' labels whose text does not fit their box: cut short by an ellipsis or clipped.
+CUT_TRAIN_LABELS = """() => [...document.querySelectorAll('.train-name')]
+  .filter(e => e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight)
+  .map(e => e.textContent)"""
+
+
 def test_the_table_in_every_language_and_the_picker(
     table_server: str, new_page: Pages, axe: Axe, screenshot: Callable[..., Path]
 ) -> None:
@@ -226,6 +232,13 @@ def test_the_table_in_every_language_and_the_picker(
         )
         axe(page, language)
         screenshot(page, language)
+        # Every train's label is read whole ("Meksikolainen juna" too), on a phone as well.
+        for size, viewport in SIZES.items():
+            page.set_viewport_size(viewport)
+            assert page.evaluate(CUT_TRAIN_LABELS) == [], (language, size)
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        screenshot(page, f"{language}-390", full_page=True)
+        page.set_viewport_size(SIZES["1280"])
     # The picker changes the language at once and keeps the choice.
     page.locator("#language").select_option("tr")
     expect(page.locator(".turn-banner")).to_have_text(
