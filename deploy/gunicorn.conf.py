@@ -147,7 +147,11 @@ NICENESS = {"api": 5, "streams": 0}
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Move everything loaded so far out of the collector's sight, and collect the oldest
     generation less often: with thousands of readers, full collections paused a streams worker
-    for 100-200 ms. Then take the pool's CPU priority."""
+    for 100-200 ms. Then take the pool's CPU priority. gunicorn's own refusals speak RFC 9457."""
+    # Requests gunicorn refuses itself get a problem body, not its HTML page.
+    from service.frameworks.gunicorn_errors import install
+
+    install()
     gc.freeze()
     if POOL == "streams":
         gc.set_threshold(7000, 20, 100)

@@ -168,6 +168,13 @@ def raw(stack: Stack, data: bytes) -> tuple[int, dict[str, str], bytes]:
             "headers_too_large",
         ),
         ("not HTTP", b"HELLO THERE\r\n", 400, "malformed_request"),
+        ("TRACE", b"TRACE /api/v1/bots HTTP/1.1\r\nHost: x\r\n", 405, "method_not_allowed"),
+        (
+            "a control byte in a header (gunicorn refuses it)",
+            b"GET /api/v1/bots HTTP/1.1\r\nHost: x\r\nIf-Match: a\x7fb\r\n",
+            400,
+            "malformed_request",
+        ),
         (
             "large body",
             b"POST /api/v1/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

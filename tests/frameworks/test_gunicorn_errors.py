@@ -1,0 +1,79 @@
+"""``service/frameworks/gunicorn_errors.py``: a request gunicorn refuses itself is answered as
+gunicorn answers it (status line, ``Connection: close``, a body of the length it says) but with
+a problem body; both pools of the service install it (``deploy/gunicorn.conf.py``)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import gunicorn.util
+import pytest
+
+from devstack.gunicorn import Gunicorn
+from devstack.redis_server import RedisServer
+from service.api.codes import Problem
+from service.frameworks.gunicorn_errors import CODES, FALLBACK_CODE, write_problem
+
+#: What gunicorn's workers pass to ``write_error`` (status, reason, message).
+REFUSALS = [
+    (400, "Bad Request", "Invalid HTTP Header: 'a\\x7fb'"),
+    (414, "URI Too Long", "limit request line"),
+    (431, "Request Header Fields Too Large", "Error parsing headers"),
+    (500, "Internal Server Error", ""),
+]
+
+
+def written(write: object, status: int, reason: str, mesg: str) -> tuple[list[bytes], bytes]:
+    """The answer ``write`` puts on a socket: its head's lines and its body."""
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        write(ours, status, reason, mesg)  # type: ignore[operator]
+        ours.shutdown(socket.SHUT_WR)
+        out = b""
+        while chunk := theirs.recv(65536):
+            out += chunk
+    head, _, body = out.partition(b"\r\n\r\n")
+    return head.split(b"\r\n"), body
+
+
+@pytest.mark.parametrize(("status", "reason", "mesg"), REFUSALS)
+def test_a_refusal_is_gunicorns_answer_with_a_problem_body(
+    status: int, reason: str, mesg: str
+) -> None:
+    theirs, their_body = written(gunicorn.util.write_error, status, reason, mesg)
+    ours, body = written(write_problem, status, reason, mesg)
+    assert b"<html>" in their_body  # what is replaced
+    assert ours[0] == theirs[0] and b"Connection: close" in ours
+    headers = dict(line.split(b": ", 1) for line in ours[1:])
+    assert headers[b"Content-Type"] == b"application/problem+json"
+    assert int(headers[b"Content-Length"]) == len(body)
+    problem = json.loads(body)
+    assert (problem["status"], problem["title"]) == (status, reason)
+    assert problem["type"] == "urn:mexican-train:problem:" + problem["code"]
+    assert "x7f" not in problem["detail"]  # the request is not echoed
+
+
+def test_every_code_is_one_the_service_answers_with() -> None:
+    codes = {p.value for p in Problem}
+    assert set(CODES.values()) | {FALLBACK_CODE} <= codes
+    assert all(Problem(code).status == status for status, code in CODES.items() if status != 417)
+
+
+@pytest.fixture(scope="module")
+def api(redis_server: RedisServer) -> Iterator[Gunicorn]:
+    with Gunicorn(redis_server.url, workers=1) as server:
+        yield server
+
+
+def test_a_control_byte_in_a_header_gets_a_problem_from_the_service(api: Gunicorn) -> None:
+    with socket.create_connection(("127.0.0.1", api.port), timeout=30) as sock:
+        sock.sendall(b"GET /api/v1/bots HTTP/1.1\r\nHost: x\r\nIf-Match: a\x7fb\r\n\r\n")
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"Content-Type: application/problem+json" in head
+    assert json.loads(body)["code"] == "malformed_request"
