@@ -359,6 +359,24 @@ def keep_answer(key: str | None, response: Response) -> None:
     keep_unscoped(key, KeptResponse(response.status_code, response.get_data()))
 
 
+def token_scoped_key() -> str | None:
+    """The request's Idempotency-Key, bound to its bearer token too: for a token's requests
+    that change no game but hand out a secret (a ticket, a webhook's), so that only the same
+    token's retry gets the first answer."""
+    key = request_idempotency_key()
+    return None if key is None else f"{key}\n{hash_token(bearer_token() or '').hex()}"
+
+
+def answered_once(answer: Callable[[], Response]) -> Response:
+    """``answer()``, kept (sealed) under :func:`token_scoped_key`: a retry with the same key
+    gets the first answer, and nothing is issued twice."""
+    key = token_scoped_key()
+    replay_unscoped(key)
+    response = answer()
+    keep_answer(key, response)
+    return response
+
+
 def create(
     game: NewGame,
     key: str | None,

@@ -167,3 +167,21 @@ def test_only_a_seats_own_token_gets_a_ticket(live: str) -> None:
         assert (refused.status_code, refused.json()["code"]) == (status, code), refused.text
     missing = ticket_for(live, "nosuchgame000", game["seats"][0]["token"])
     assert (missing.status_code, missing.json()["code"]) == (404, "game_not_found")
+
+
+@pytest.mark.parametrize("resource", ["transfers", "stream-tickets"])
+def test_a_ticket_asked_again_with_its_idempotency_key_is_the_first_one(
+    live: str, resource: str
+) -> None:
+    game = create(live, players=["ann", "bo"])
+    gid, ann, bo = game["game_id"], game["seats"][0]["token"], game["seats"][1]["token"]
+    url = f"{live}/api/v1/games/{gid}/{resource}"
+    key = {"Idempotency-Key": "a2f1c9e0-retry"}
+    first = send("POST", url, headers={**auth(ann), **key})
+    again = send("POST", url, headers={**auth(ann), **key})
+    assert (first.status_code, again.status_code) == (201, 201), first.text
+    assert again.json() == first.json() and again.headers["Idempotent-Replayed"] == "true"
+    other = send("POST", url, headers={**auth(bo), **key})  # another token: its own ticket
+    assert other.status_code == 201 and other.json()["ticket"] != first.json()["ticket"]
+    bad = send("POST", url, headers={**auth(ann), "Idempotency-Key": '"unclosed'})
+    assert (bad.status_code, bad.json()["code"]) == (400, "malformed_idempotency_key")

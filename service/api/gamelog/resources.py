@@ -22,7 +22,7 @@ from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
 from ..presence import StreamPresence
 from ..problems import ApiError
-from ..transaction import Loaded, load_game, now_ms, read_log
+from ..transaction import Loaded, answered_once, load_game, now_ms, read_log
 from ..web import json_response, missing_token
 from .access import DEPRECATION_HEADERS, issue_ticket, stream_reader, take_stream_slot
 from .formats import STREAM_HEADERS, Media, Viewer, stream
@@ -252,7 +252,7 @@ def ended(g: Loaded, linger: float) -> bool:
 
 @blp.route("/stream-tickets")
 class StreamTickets(MethodView):
-    @doc(security=SEAT_OR_HOST)
+    @doc(security=SEAT_OR_HOST, parameters=["IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, StreamTicketSchema)
     @problems(400, 401, 404, 413, 415, 422, 429)
@@ -260,13 +260,14 @@ class StreamTickets(MethodView):
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """A single-use ticket for one stream of this game opened within 60 s, to pass as
         `access_token` where a header cannot be sent (a browser's EventSource): it sees what
-        the token it was issued to sees, and never appears in a log as a lasting secret."""
+        the token it was issued to sees, and never appears in a log as a lasting secret.
+        A retry with the same Idempotency-Key (and token) gets the first ticket."""
         g = load_game(game_id)
         if g.token is None:
             raise missing_token(
                 "A stream ticket is issued for a token: send it as 'Authorization: Bearer'."
             )
-        return json_response(issue_ticket(g), 201)
+        return answered_once(lambda: json_response(issue_ticket(g), 201))
 
 
 @blp.route("/history")

@@ -8,14 +8,12 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from service.store.tokens import hash_token
-
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..parsing import Blueprint
-from ..transaction import keep_answer, replay_unscoped
-from ..web import bearer_token, json_response
+from ..transaction import answered_once, keep_answer, replay_unscoped
+from ..web import json_response
 from .records import (
     HookEvent,
     PlayerKind,
@@ -105,14 +103,13 @@ class Webhooks(MethodView):
         With an Idempotency-Key the answer is kept (sealed: it holds the secret) for the
         player's token, and a retry with the same key and body gets the same webhook."""
         player = calling_player(player_id)
-        key = request_idempotency_key()
-        key = None if key is None else f"{key}\n{hash_token(bearer_token() or '').hex()}"
-        replay_unscoped(key)
         events = [HookEvent(e) for e in dict.fromkeys(body["events"])]
-        hook = register_webhook(player, body["url"], events)
-        response = json_response({"webhook_id": hook.hook_id, "secret": hook.secret}, 201)
-        keep_answer(key, response)
-        return response
+
+        def registered() -> Response:
+            hook = register_webhook(player, body["url"], events)
+            return json_response({"webhook_id": hook.hook_id, "secret": hook.secret}, 201)
+
+        return answered_once(registered)
 
     @doc(security=SEAT_OR_HOST)
     @responds(200, WebhooksSchema)

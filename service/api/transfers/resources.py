@@ -13,6 +13,7 @@ from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER
 from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
+from ..transaction import answered_once
 from ..web import json_response
 from .schemas import ClaimedSeatSchema, ClaimSchema, TransferTicketSchema
 from .tickets import claim, issue
@@ -27,7 +28,7 @@ blp = Blueprint(
 
 @blp.route("")
 class Transfers(MethodView):
-    @doc(security=SEAT_OR_HOST)
+    @doc(security=SEAT_OR_HOST, parameters=["IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, TransferTicketSchema)
     @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
@@ -35,8 +36,9 @@ class Transfers(MethodView):
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """With a seat's token: a ticket that moves the seat to another device once, within
         ten minutes. Claiming it gives the seat a new token; this one then stops working. After
-        the game, `409 game_over`."""
-        return json_response(issue(game_id), 201)
+        the game, `409 game_over`. A retry with the same Idempotency-Key (and token) gets the
+        first ticket, and no second one is issued."""
+        return answered_once(lambda: json_response(issue(game_id), 201))
 
 
 @blp.route("/claim")
