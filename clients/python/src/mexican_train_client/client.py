@@ -277,8 +277,9 @@ class Client:
         ``table_token`` and ``host_token``. A player is a name, ``{"name", "bot"}`` (a server
         bot seat), ``{"name", "player_token"}`` (a durable player's seat) or ``{"open": True}``
         (claimed later with its invite). A ``rated`` game rates every seat when it ends, so each
-        must be a player or a bot (``422 unrated_seat`` at the deal otherwise); a ``public``
-        one is listed in the :meth:`lobby` while it has open seats."""
+        must be a player or a bot (``422 unrated_seat`` at the deal otherwise); it takes no
+        ``seed``, and its host token sees no hidden tile until it is over. A ``public`` one is
+        listed in the :meth:`lobby` while it has open seats."""
         body: JSON = {"players": [p if isinstance(p, str) else dict(p) for p in players]}
         extra = {"preset": preset, "options": options, "seed": seed}
         extra |= {"auto_deal": auto_deal, "turn_seconds": turn_seconds, "rated": rated}
