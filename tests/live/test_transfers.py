@@ -185,3 +185,24 @@ def test_a_ticket_asked_again_with_its_idempotency_key_is_the_first_one(
     assert other.status_code == 201 and other.json()["ticket"] != first.json()["ticket"]
     bad = send("POST", url, headers={**auth(ann), "Idempotency-Key": '"unclosed'})
     assert (bad.status_code, bad.json()["code"]) == (400, "malformed_idempotency_key")
+
+
+def test_a_stream_ticket_for_a_game_that_is_not_there_is_404(live: str) -> None:
+    game = create(live, players=["ann", "bo"])
+    issued = send(
+        "POST",
+        f"{live}/api/v1/games/{game['game_id']}/stream-tickets",
+        headers=auth(game["seats"][0]["token"]),
+    )
+    ticket = issued.json()["ticket"]
+    for gid, status, code in [("nosuchgame", 404, "game_not_found"), (game["game_id"], 200, None)]:
+        r = requests.get(
+            f"{live}/api/v1/games/{gid}/events",
+            params={"access_token": ticket},
+            headers={"Accept": SSE},
+            stream=True,
+            timeout=10,
+        )
+        assert r.status_code == status
+        assert code is None or r.json()["code"] == code
+        r.close()

@@ -70,6 +70,7 @@ def stream_reader(game_id: str) -> tuple[Loaded, bool]:
         return load_game(game_id, query=True), raw is not None
     granted = store().tickets.redeem(game_id, raw)
     if granted is None:
+        load_game(game_id, mark=False)  # an unknown game is 404, as with any other credential
         raise _bad_ticket("This stream ticket was used, has expired, or is not this game's.")
     g = load_game(game_id)
     g.role = _role_of(granted, g.record)
