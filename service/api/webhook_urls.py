@@ -1,5 +1,7 @@
 """Which URLs a webhook may call: ``https`` to public addresses; ``http``, or a private,
-loopback or link-local address, only for a host the operator allows (``WEBHOOK_ALLOW_HOSTS``).
+loopback or link-local address, only for a host the operator allows (``WEBHOOK_ALLOW_HOSTS``):
+a bare host allows its every port, ``host:port`` that port only (a receiver's, not the Redis
+or the database beside it on the same host).
 
 Checked at registration and again before each delivery, since a name may resolve elsewhere
 later (DNS rebinding). A delivery then connects by name, so a resolver that changes its answer
@@ -15,6 +17,7 @@ from urllib.parse import urlsplit
 
 #: The longest URL a webhook may have.
 MAX_URL = 2000
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def allowed_hosts(setting: str) -> frozenset[str]:
@@ -35,11 +38,16 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
         return "A webhook URL is https://<host>/..."
     if parts.username is not None or parts.password is not None:
         return "A webhook URL carries no credentials: use the signature to trust a delivery."
-    if host in allow:
+    if host in allow or _with_port(host, port or DEFAULT_PORTS[parts.scheme]) in allow:
         return None
     if parts.scheme == "http":
         return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
     return _private(host, port or 443)
+
+
+def _with_port(host: str, port: int) -> str:
+    """``host:port`` as an operator writes it (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _private(host: str, port: int) -> str | None:

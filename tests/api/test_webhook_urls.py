@@ -1,0 +1,29 @@
+"""``WEBHOOK_ALLOW_HOSTS``: a bare host allows its every port, ``host:port`` only that one."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.api.webhook_urls import allowed_hosts, refusal
+
+
+@pytest.mark.parametrize(
+    ("setting", "url", "allowed"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8080/hook", True),
+        ("127.0.0.1", "http://127.0.0.1:6379/", True),
+        ("127.0.0.1:8080", "http://127.0.0.1:8080/hook", True),
+        ("127.0.0.1:8080", "http://127.0.0.1:6379/", False),
+        ("127.0.0.1:8080", "http://127.0.0.1/hook", False),
+        ("localhost:80", "http://LOCALHOST/hook", True),
+        ("receiver:443", "https://receiver/hook", True),
+        ("[::1]:9000", "http://[::1]:9000/hook", True),
+        ("[::1]:9000", "http://[::1]:9001/hook", False),
+        ("10.0.0.5:8080, 10.0.0.6", "http://10.0.0.6:1/hook", True),
+    ],
+)
+def test_an_allowed_host_with_a_port_allows_that_port_only(
+    setting: str, url: str, allowed: bool
+) -> None:
+    why = refusal(url, allowed_hosts(setting))
+    assert (why is None) == allowed, why
