@@ -478,12 +478,8 @@ def test_without_a_stream_a_poll_answered_429_waits_as_retry_after_says(
     refused = [p for p in polls if p["status"] == 429]
     assert refused and int(refused[0]["retry_after"]) * 1000 > POLL_MS, polls
     assert polls[-1]["status"] == 200, polls
-    # Each poll after a 429 waited as long as it asked (up to the page's bound): the usual
-    # pace would poll into the same window again.
-    for earlier, later in itertools.pairwise(polls):
-        if earlier["status"] == 429:
-            asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
-            assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, polls
+    # The usual pace would poll into the same window again.
+    assert_each_waited_as_asked(polls)
 
 
 def test_a_stream_ticket_answered_429_is_asked_again_as_retry_after_says(
@@ -511,12 +507,17 @@ def test_a_stream_ticket_answered_429_is_asked_again_as_retry_after_says(
     refused = [t for t in tickets if t["status"] == 429]
     assert refused and int(refused[0]["retry_after"]) * 1000 > TICKET_BACKOFF_MS, tickets
     assert tickets[-1]["status"] == 201, tickets
-    # Each ticket asked for after a 429 waited as long as it asked (up to the page's bound): the
-    # usual backoff would ask into the same window again, and count against the seat's limit.
-    for earlier, later in itertools.pairwise(tickets):
+    # The usual backoff would ask into the same window again, and count against the seat's limit.
+    assert_each_waited_as_asked(tickets)
+
+
+def assert_each_waited_as_asked(requests_made: list[dict[str, Any]]) -> None:
+    """Each request after a 429 went out no sooner than its Retry-After asked (up to the
+    page's bound)."""
+    for earlier, later in itertools.pairwise(requests_made):
         if earlier["status"] == 429:
             asked = min(int(earlier["retry_after"]) * 1000, RETRY_MAX_MS)
-            assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, tickets
+            assert later["sent"] - earlier["answered"] >= asked - SLACK_MS, requests_made
 
 
 def resend_text(language: str, n: int) -> re.Pattern[str]:

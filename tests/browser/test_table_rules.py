@@ -12,6 +12,7 @@ from playwright.sync_api import APIResponse, Page, Route, expect
 
 from tests.browser.harness import PageLog
 from tests.browser.table import (
+    Game,
     create_from_position,
     create_game,
     double_six_rest,
@@ -106,14 +107,20 @@ def test_draw_then_pass_is_explained_and_the_drawn_tile_marked(
     expect(page.locator('.train[data-train="0"] .marked-flag')).to_be_visible()
 
 
-def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
-    table_server: str, page: Page, screenshot: Callable[..., Path]
-) -> None:
+def sit_at_an_open_own_train(table_server: str, page: Page) -> Game:
+    """Seat 0's turn, holding 3-3 for its own train (ending 3); the boneyard holds 0-1."""
     hands = [[[3, 3], [1, 2], [0, 0]], [[4, 4], [5, 2]]]
     trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
     game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
     hold_seat(page, game, 0)
     wait_shown(page, game.version())
+    return game
+
+
+def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    sit_at_an_open_own_train(table_server, page)
     page.locator('.htile[data-tile="3-3"]').click()
     page.locator('.train-target.legal[data-train="0"]').click()
     wait_shown(page, 2)
@@ -130,11 +137,7 @@ def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
 def test_a_move_answered_after_the_stream_showed_it_leaves_the_actions_usable(
     table_server: str, page: Page
 ) -> None:
-    hands = [[[3, 3], [1, 2], [0, 0]], [[4, 4], [5, 2]]]
-    trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
-    game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
-    hold_seat(page, game, 0)
-    wait_shown(page, game.version())
+    sit_at_an_open_own_train(table_server, page)
     held: list[tuple[Route, APIResponse]] = []
 
     def hold_answer(route: Route) -> None:

@@ -212,15 +212,21 @@ def test_a_stream_ticket_is_single_use_short_lived_and_undeprecated(stack: Stack
 # --------------------------------------------------------------- 4. bounded streams
 
 
+def hold_every_slot(session: requests.Session, url: str) -> list[requests.Response]:
+    """Open as many streams of ``url`` as one address may hold."""
+    held = [
+        session.get(url, headers={"Accept": SSE}, stream=True, timeout=30)
+        for _ in range(STREAMS_PER_ADDRESS)
+    ]
+    assert [r.status_code for r in held] == [200] * STREAMS_PER_ADDRESS
+    return held
+
+
 def test_one_address_holds_at_most_its_share_of_open_streams(stack: Stack) -> None:
     gid = create(stack.url, players=["ann", "bo"])["game_id"]
     with session_from("127.0.0.3") as s:
         url = api(stack, gid, "/events")
-        held = [
-            s.get(url, headers={"Accept": SSE}, stream=True, timeout=30)
-            for _ in range(STREAMS_PER_ADDRESS)
-        ]
-        assert [r.status_code for r in held] == [200] * STREAMS_PER_ADDRESS
+        held = hold_every_slot(s, url)
         refused = s.get(url, headers={"Accept": SSE}, stream=True, timeout=30)
         assert_problem(refused, 429, "rate_limited")
         assert int(refused.headers["Retry-After"]) >= 1
@@ -258,11 +264,7 @@ def test_a_stream_refused_for_its_address_spends_no_ticket(stack: Stack) -> None
     kept = ticket(stack, gid, token)
     with session_from("127.0.0.5") as s:
         url = api(stack, gid, "/events")
-        held = [
-            s.get(url, headers={"Accept": SSE}, stream=True, timeout=30)
-            for _ in range(STREAMS_PER_ADDRESS)
-        ]
-        assert [r.status_code for r in held] == [200] * STREAMS_PER_ADDRESS
+        held = hold_every_slot(s, url)
         refused = s.get(url, params={"access_token": kept}, headers={"Accept": SSE}, timeout=30)
         assert_problem(refused, 429, "rate_limited")
         for r in held:
