@@ -323,3 +323,17 @@ def test_a_seat_given_to_a_bot_in_the_claim_window_is_not_claimed_by_its_old_pla
     assert (late.status_code, late.json()["code"]) == (409, "rematch_closed"), late.text
     time.sleep(CLAIM_SECONDS + 1.5)  # and after the window, as for a seat nobody claimed
     assert ask(server, gid, bo).status_code == 409
+
+
+def test_a_rematch_asked_again_with_its_idempotency_key_gets_its_first_answer(server: str) -> None:
+    game = finished(server)
+    gid, ann = game["game_id"], game["seats"][0]["token"]
+    keyed = {**auth(ann), "Idempotency-Key": "rematch-b7e2c1"}
+    url = f"{server}/api/v1/games/{gid}/rematch"
+    first, again = send("POST", url, headers=keyed), send("POST", url, headers=keyed)
+    assert (first.status_code, again.status_code) == (201, 201), first.text
+    assert again.json() == first.json() and again.headers["Idempotent-Replayed"] == "true"
+    unkeyed = ask(server, gid, ann)  # a second call of its own: 200, the same body
+    assert (unkeyed.status_code, unkeyed.json()) == (200, first.json())
+    bad = send("POST", url, headers={**auth(ann), "Idempotency-Key": '"unclosed'})
+    assert (bad.status_code, bad.json()["code"]) == (400, "malformed_idempotency_key")

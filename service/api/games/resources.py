@@ -20,7 +20,7 @@ from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..problems import ApiError
-from ..transaction import Decision, Loaded, load_game, now_ms
+from ..transaction import Decision, Loaded, answered_once, load_game, now_ms
 from ..web import json_response
 from . import creation
 from .rematch import rematch
@@ -108,7 +108,7 @@ def decide_deal(g: Loaded) -> Decision:
 
 @blp.route("/<string:game_id>/rematch")
 class Rematch(MethodView):
-    @doc(security=SEAT_OR_HOST, parameters=["IfMatch"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, RematchSchema)
     @responds(200, RematchSchema, description="this seat (or the table) asked already")
@@ -117,8 +117,9 @@ class Rematch(MethodView):
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """After the game: the next game of this table (same rules, table options, seat order,
         bot seats), made by the first call; each seat's token is its token there. A person seat
-        not claimed within 60 s of the first call becomes an open seat."""
-        return rematch(game_id)
+        not claimed within 60 s of the first call becomes an open seat. A retry with the same
+        Idempotency-Key (and token) gets the first answer."""
+        return answered_once(lambda: rematch(game_id))
 
 
 @blp.route("/<string:game_id>/legal-moves")
