@@ -652,10 +652,9 @@ class Client:
         "table_token"}`` for the table token; asking again answers the same. A person seat
         not claimed within a minute of the first call opens to others (then ``409
         rematch_closed``). The finished game's log gets an entry ``{"action": "rematch",
-        "game_id"}``, which a long-poll (:meth:`events_page` with ``wait``) sees. With
-        ``if_match``, a call made again after an answer that never arrived is
-        :class:`StaleVersion` (the first call moved the version): ask without it for the
-        answer."""
+        "game_id"}``, which a long-poll (:meth:`events_page` with ``wait``) sees. A call
+        made again after an answer that never arrived carries the same Idempotency-Key and
+        gets the first answer, ``if_match`` or not."""
         return self._mutate(game_id, "rematch", token, if_match=if_match)
 
     def samples(self, game_id: str, *, token: str, n: int = 1, seed: int | None = None) -> JSON:
