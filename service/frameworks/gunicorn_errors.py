@@ -25,13 +25,14 @@ CODES = {
     431: "headers_too_large",
     500: "internal_error",
 }
-FALLBACK_CODE = "malformed_request"
+#: The code of a status not listed: a request gunicorn could not take, or its own failure.
+FALLBACK_CODES = ("malformed_request", "internal_error")
 TYPE_BASE = "urn:mexican-train:problem:"
 
 
 def problem_body(status: int, reason: str) -> bytes:
     """The problem for gunicorn's refusal; its message (which may echo the request) is left out."""
-    code = CODES.get(status, FALLBACK_CODE)
+    code = CODES.get(status, FALLBACK_CODES[status >= 500])
     detail = "The server could not read the request as HTTP." if status < 500 else reason
     body = {"type": TYPE_BASE + code, "title": reason, "status": status, "detail": detail}
     return json.dumps({**body, "code": code}).encode()

@@ -14,7 +14,7 @@ import pytest
 from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer
 from service.api.codes import Problem
-from service.frameworks.gunicorn_errors import CODES, FALLBACK_CODE, write_problem
+from service.frameworks.gunicorn_errors import CODES, FALLBACK_CODES, write_problem
 
 #: What gunicorn's workers pass to ``write_error`` (status, reason, message).
 REFUSALS = [
@@ -22,6 +22,7 @@ REFUSALS = [
     (414, "URI Too Long", "limit request line"),
     (431, "Request Header Fields Too Large", "Error parsing headers"),
     (500, "Internal Server Error", ""),
+    (501, "Bad Request", "Unsupported transfer coding"),
 ]
 
 
@@ -57,18 +58,18 @@ def test_a_refusal_is_gunicorns_answer_with_a_problem_body(
 
 def test_every_code_is_one_the_service_answers_with() -> None:
     codes = {p.value for p in Problem}
-    assert set(CODES.values()) | {FALLBACK_CODE} <= codes
+    assert set(CODES.values()) | set(FALLBACK_CODES) <= codes
     assert all(Problem(code).status == status for status, code in CODES.items() if status != 417)
 
 
-@pytest.fixture(scope="module")
-def api(redis_server: RedisServer) -> Iterator[Gunicorn]:
-    with Gunicorn(redis_server.url, workers=1) as server:
+@pytest.fixture(scope="module", params=["api", "streams"])
+def pool(request: pytest.FixtureRequest, redis_server: RedisServer) -> Iterator[Gunicorn]:
+    with Gunicorn(redis_server.url, workers=1, pool=request.param) as server:
         yield server
 
 
-def test_a_control_byte_in_a_header_gets_a_problem_from_the_service(api: Gunicorn) -> None:
-    with socket.create_connection(("127.0.0.1", api.port), timeout=30) as sock:
+def test_a_control_byte_in_a_header_gets_a_problem_from_either_pool(pool: Gunicorn) -> None:
+    with socket.create_connection(("127.0.0.1", pool.port), timeout=30) as sock:
         sock.sendall(b"GET /api/v1/bots HTTP/1.1\r\nHost: x\r\nIf-Match: a\x7fb\r\n\r\n")
         out = b""
         while chunk := sock.recv(65536):
