@@ -20,6 +20,7 @@ Reads (``GET``) use :func:`load_game` alone. Nothing here knows a rule: the engi
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -347,16 +348,21 @@ def replay_unscoped(key: str | None) -> None:
         raise IdempotentReplay(kept)
 
 
-def keep_unscoped(key: str | None, kept: KeptResponse) -> None:
-    """Keep the answer to such a request under ``key``; raise the one a concurrent request
-    with the same key kept first, which is then the answer."""
-    if key is not None and (first := store().keep_create(key, kept)) is not None:
+def keep_unscoped(key: str | None, kept: KeptResponse, ttl: int | None = None) -> None:
+    """Keep the answer to such a request under ``key`` (for ``ttl`` seconds at most); raise
+    the one a concurrent request with the same key kept first, which is then the answer."""
+    if key is not None and (first := store().keep_create(key, kept, ttl)) is not None:
         raise IdempotentReplay(first)
 
 
-def keep_answer(key: str | None, response: Response) -> None:
+def keep_answer(key: str | None, response: Response, ttl: int | None = None) -> None:
     """:func:`keep_unscoped` for an answer already made."""
-    keep_unscoped(key, KeptResponse(response.status_code, response.get_data()))
+    keep_unscoped(key, KeptResponse(response.status_code, response.get_data()), ttl)
+
+
+#: What a token-scoped key is sealed under besides the key: a digest of the token that Redis
+#: does not hold (it holds :func:`hash_token`'s), so that a short key is no weak seal.
+_TOKEN_SCOPE = b"idempotency-scope\n"
 
 
 def token_scoped_key() -> str | None:
@@ -364,16 +370,21 @@ def token_scoped_key() -> str | None:
     that change no game but hand out a secret (a ticket, a webhook's), so that only the same
     token's retry gets the first answer."""
     key = request_idempotency_key()
-    return None if key is None else f"{key}\n{hash_token(bearer_token() or '').hex()}"
+    if key is None:
+        return None
+    scope = hashlib.sha256(_TOKEN_SCOPE + (bearer_token() or "").encode()).hexdigest()
+    return f"{key}\n{scope}"
 
 
-def answered_once(answer: Callable[[], Response]) -> Response:
-    """``answer()``, kept (sealed) under :func:`token_scoped_key`: a retry with the same key
-    gets the first answer, and nothing is issued twice."""
+def answered_once(answer: Callable[[], Response], ttl: int | None = None) -> Response:
+    """``answer()``, kept (sealed) under :func:`token_scoped_key` for ``ttl`` seconds at most
+    (what it hands out may expire sooner than a kept answer would): a retry with the same key
+    gets the first answer, and nothing is issued twice. Call it once the caller is known to
+    hold the right: a replay skips every check ``answer`` makes."""
     key = token_scoped_key()
     replay_unscoped(key)
     response = answer()
-    keep_answer(key, response)
+    keep_answer(key, response, ttl)
     return response
 
 

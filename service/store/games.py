@@ -341,12 +341,15 @@ class GameStore:
         blob = self.client.get(keys.create_key(idempotency_key))
         return self._unseal(idempotency_key, blob)
 
-    def keep_create(self, idempotency_key: str, kept: KeptResponse) -> KeptResponse | None:
+    def keep_create(
+        self, idempotency_key: str, kept: KeptResponse, ttl: int | None = None
+    ) -> KeptResponse | None:
         """Keep the answer (sealed, see :mod:`.sealed`) unless a concurrent request with the
-        same key kept one first; then that one is returned and should be answered instead."""
+        same key kept one first; then that one is returned and should be answered instead.
+        ``ttl``: seconds to keep it, when less than the usual (an answer that expires)."""
         name = keys.create_key(idempotency_key)
         sealed_blob = seal(idempotency_key, kept.encode(""))
-        if self.client.set(name, sealed_blob, nx=True, ex=self.idem_ttl):
+        if self.client.set(name, sealed_blob, nx=True, ex=min(ttl or self.idem_ttl, self.idem_ttl)):
             return None
         return self._unseal(idempotency_key, self.client.get(name))
 

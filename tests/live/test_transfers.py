@@ -185,6 +185,11 @@ def test_a_ticket_asked_again_with_its_idempotency_key_is_the_first_one(
     assert other.status_code == 201 and other.json()["ticket"] != first.json()["ticket"]
     bad = send("POST", url, headers={**auth(ann), "Idempotency-Key": '"unclosed'})
     assert (bad.status_code, bad.json()["code"]) == (400, "malformed_idempotency_key")
+    # A retry is answered only while the token holds its seat: once moved away, it is refused.
+    moved = claim(live, gid, ticket_for(live, gid, ann).json()["ticket"])
+    assert moved.status_code == 201, moved.text
+    gone = send("POST", url, headers={**auth(ann), **key})
+    assert (gone.status_code, gone.json()["code"]) == (401, "invalid_token")
 
 
 def test_a_stream_ticket_for_a_game_that_is_not_there_is_404(live: str) -> None:

@@ -198,8 +198,9 @@ def test_nobody_at_a_rated_table_sees_a_hidden_tile_through_its_host_token(serve
     play_until_both_drew(server, game)
     assert len(drawn_tiles(server, gid, game["seats"][0]["token"])) >= 1  # its own draws
     assert drawn_tiles(server, gid, host) == []
-    position = send("GET", f"{server}/api/v1/games/{gid}/position", headers=auth(host))
-    assert (position.status_code, position.json()["code"]) == (409, "game_not_over")
+    for path in ("position", "history"):
+        hidden = send("GET", f"{server}/api/v1/games/{gid}/{path}", headers=auth(host))
+        assert (hidden.status_code, hidden.json()["code"]) == (409, "game_not_over"), path
     ticket = send("POST", f"{server}/api/v1/games/{gid}/stream-tickets", headers=auth(host))
     assert ticket.status_code == 201, ticket.text
     stream = requests.get(

@@ -21,7 +21,7 @@ from flask import request
 from service.rules import Role, RoleKind
 from service.rules.log import rfc3339
 from service.store import GameRecord
-from service.store.streams import TICKET_SECONDS
+from service.store.streams import TICKET_SECONDS as TICKET_SECONDS
 from service.store.tokens import hash_token
 
 from ..caching import TOKEN_QUERY

@@ -11,7 +11,7 @@ from flask import Response, request
 from flask.views import MethodView
 
 from service.frameworks.gunicorn_body import body_writer
-from service.rules import Status
+from service.rules import Role, Status
 from service.rules.log import Entry, Replayer
 
 from ..caching import CachePolicy, cache_policy
@@ -24,7 +24,13 @@ from ..presence import StreamPresence
 from ..problems import ApiError
 from ..transaction import Loaded, answered_once, load_game, now_ms, read_log
 from ..web import json_response, missing_token
-from .access import DEPRECATION_HEADERS, issue_ticket, stream_reader, take_stream_slot
+from .access import (
+    DEPRECATION_HEADERS,
+    TICKET_SECONDS,
+    issue_ticket,
+    stream_reader,
+    take_stream_slot,
+)
 from .formats import STREAM_HEADERS, Media, Viewer, stream
 from .histories import FINISHED
 from .hub import hub
@@ -267,24 +273,21 @@ class StreamTickets(MethodView):
             raise missing_token(
                 "A stream ticket is issued for a token: send it as 'Authorization: Bearer'."
             )
-        return answered_once(lambda: json_response(issue_ticket(g), 201))
+        return answered_once(lambda: json_response(issue_ticket(g), 201), ttl=TICKET_SECONDS)
 
 
 @blp.route("/history")
 class History(MethodView):
     @doc(security=SEAT_OR_HOST)
     @responds(200, HistorySchema)
-    @problems(400, 401, 403, 404, 429)
+    @problems(400, 401, 403, 404, 409, 429)
     def get(self, game_id: str) -> Response:
         """The whole log, unredacted, with the position after each deal: the host at any
-        time, anyone once the game is over."""
+        time (a rated game's once it is over: `409 game_not_over`), anyone once the game is
+        over."""
         g = load_game(game_id)
         if g.state.status != Status.GAME_OVER and not g.role.is_host:
-            if g.token is None:
-                raise missing_token(
-                    "Until the game is over, its history is for the host token only."
-                )
-            raise ApiError(Problem.NOT_HOST, "Until the game is over, only the host may read it.")
+            refuse_history(g)
         if g.state.status != Status.GAME_OVER:
             return json_response(history(g))
         body = FINISHED.get(game_id, g.record.version)
@@ -292,6 +295,15 @@ class History(MethodView):
             body = orjson.dumps(history(g))
             FINISHED.put(game_id, g.record.version, body)
         return json_response(body)
+
+
+def refuse_history(g: Loaded) -> None:
+    """Why a running game's history is not the caller's to read."""
+    if g.token is None:
+        raise missing_token("Until the game is over, its history is for the host token only.")
+    if g.record.identify(g.token) is Role.HOST:  # a rated game's: blind until the end
+        raise ApiError(Problem.GAME_NOT_OVER, "A rated game's history is shown once it is over.")
+    raise ApiError(Problem.NOT_HOST, "Until the game is over, only the host may read it.")
 
 
 def history(g: Loaded) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from ..transaction import (
     Decision,
     Loaded,
     NewGame,
+    answered_once,
     create,
     load_game,
     not_found,
@@ -49,7 +50,14 @@ TABLE = "table"
 
 
 def rematch(game_id: str) -> Response:
+    """The caller's place in the next game; a retry with the same Idempotency-Key (and token)
+    gets the first answer, once the token is known to hold its seat still."""
     g = caller(game_id)
+    return answered_once(lambda: claim_place(g))
+
+
+def claim_place(g: Loaded) -> Response:
+    game_id = g.record.game_id
     check_if_match(g.record.version)  # a first call appends the rematch entry: it is a change
     if not g.table.listing.next_game:
         start(g)

@@ -20,7 +20,7 @@ from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..problems import ApiError
-from ..transaction import Decision, Loaded, answered_once, load_game, now_ms
+from ..transaction import Decision, Loaded, load_game, now_ms
 from ..web import json_response
 from . import creation
 from .rematch import rematch
@@ -119,7 +119,7 @@ class Rematch(MethodView):
         bot seats), made by the first call; each seat's token is its token there. A person seat
         not claimed within 60 s of the first call becomes an open seat. A retry with the same
         Idempotency-Key (and token) gets the first answer."""
-        return answered_once(lambda: rematch(game_id))
+        return rematch(game_id)
 
 
 @blp.route("/<string:game_id>/legal-moves")

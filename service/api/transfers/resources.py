@@ -13,8 +13,6 @@ from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER
 from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
-from ..transaction import answered_once
-from ..web import json_response
 from .schemas import ClaimedSeatSchema, ClaimSchema, TransferTicketSchema
 from .tickets import claim, issue
 
@@ -38,7 +36,7 @@ class Transfers(MethodView):
         ten minutes. Claiming it gives the seat a new token; this one then stops working. After
         the game, `409 game_over`. A retry with the same Idempotency-Key (and token) gets the
         first ticket, and no second one is issued."""
-        return answered_once(lambda: json_response(issue(game_id), 201))
+        return issue(game_id)
 
 
 @blp.route("/claim")

@@ -23,7 +23,16 @@ from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..problems import ApiError
 from ..store_access import store
-from ..transaction import Decision, Loaded, load_game, now_ms, transact, with_seat_token
+from ..transaction import (
+    Decision,
+    Loaded,
+    answered_once,
+    load_game,
+    now_ms,
+    transact,
+    with_seat_token,
+)
+from ..web import json_response
 
 #: Tickets start with this, which no token, invite or stream ticket does.
 TICKET_PREFIX = "tt."
@@ -32,13 +41,19 @@ TICKET_PREFIX = "tt."
 CLAIM_SCOPE = "transfer\n"
 
 
-def issue(game_id: str) -> dict[str, Any]:
-    """A ticket for the caller's seat (its seat token only)."""
+def issue(game_id: str) -> Response:
+    """A ticket for the caller's seat (its seat token only); asked again with the same
+    Idempotency-Key, the same ticket, once the token is known to hold the seat still."""
     g = load_game(game_id, RoleKind.SEAT)
     if g.seat is None or g.token is None:
         raise ApiError(Problem.NOT_A_SEAT, "Only a seat's own token moves it to another device.")
     check_not_over(g)
-    ticket = TICKET_PREFIX + secrets.token_urlsafe(24)
+    return answered_once(lambda: json_response(new_ticket(g), 201), ttl=TRANSFER_SECONDS)
+
+
+def new_ticket(g: Loaded) -> dict[str, Any]:
+    assert g.seat is not None and g.token is not None
+    game_id, ticket = g.record.game_id, TICKET_PREFIX + secrets.token_urlsafe(24)
     store().transfers.issue(game_id, ticket, Transfer(g.seat, hash_token(g.token)))
     return {
         "ticket": ticket,
