@@ -38,11 +38,12 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
         return "A webhook URL is https://<host>/..."
     if parts.username is not None or parts.password is not None:
         return "A webhook URL carries no credentials: use the signature to trust a delivery."
-    if host in allow or _with_port(host, port or DEFAULT_PORTS[parts.scheme]) in allow:
+    port = port or DEFAULT_PORTS[parts.scheme]
+    if host in allow or _with_port(host, port) in allow:
         return None
     if parts.scheme == "http":
         return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
-    return _private(host, port or 443)
+    return _private(host, port)
 
 
 def _with_port(host: str, port: int) -> str:

@@ -14,6 +14,7 @@ import pytest
 from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer
 from service.api.codes import Problem
+from service.api.problems import TYPE_BASE
 from service.frameworks.gunicorn_errors import CODES, FALLBACK_CODES, write_problem
 
 #: What gunicorn's workers pass to ``write_error`` (status, reason, message).
@@ -52,7 +53,7 @@ def test_a_refusal_is_gunicorns_answer_with_a_problem_body(
     assert int(headers[b"Content-Length"]) == len(body)
     problem = json.loads(body)
     assert (problem["status"], problem["title"]) == (status, reason)
-    assert problem["type"] == "urn:mexican-train:problem:" + problem["code"]
+    assert problem["type"] == TYPE_BASE + problem["code"]  # the app's own type URNs
     assert "x7f" not in problem["detail"]  # the request is not echoed
 
 
