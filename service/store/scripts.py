@@ -131,15 +131,17 @@ return redis.call('HKEYS', KEYS[1])
 # KEYS[1] = a request counter  ARGV[1] = window seconds  ARGV[2] = the request's cost (1 unless
 # it does the work of several, as samples do)
 # Returns {requests counted in the current window, seconds until it ends}. One atomic step, so a
-# counter never lives without its expiry (a fixed window from the first request).
+# counter never lives without its expiry (a fixed window from the first request). The seconds
+# are rounded up from PTTL (TTL rounds to the nearest): they become Retry-After, and a client
+# that waits that long must find the window over.
 COUNT_REQUEST = """
 local n = redis.call('INCRBY', KEYS[1], ARGV[2] or 1)
-local ttl = redis.call('TTL', KEYS[1])
-if ttl < 0 then
+local ms = redis.call('PTTL', KEYS[1])
+if ms < 0 then
   redis.call('EXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+  ms = tonumber(ARGV[1]) * 1000
 end
-return {n, ttl}
+return {n, math.ceil(ms / 1000)}
 """
 
 # KEYS[1] = game hash  KEYS[2] = the game's presence hash

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from queue import Queue
 
 import pytest
@@ -282,3 +283,22 @@ def test_a_change_spends_its_ticket_only_when_it_is_stored(
     gone = K.transfer_key(gid, "tt.expired")
     assert gs.save(gid, 2, Change(b"s3", [b"r3"], spends=gone)) == 3
     assert redis_client.exists(gone) == 0
+
+
+def test_a_windows_reset_is_never_before_its_counter_expires(
+    gs: GameStore, redis_client: redis.Redis
+) -> None:
+    """``Retry-After`` is the reset: a client that waits exactly that long must find the window
+    over. Redis's ``TTL`` rounds to the nearest second, so 2.3 s left read as 2."""
+    gid = gs.create(b"s1", new_token(), [hash_token(new_token())], [b"r1"])
+    tok, counter = new_token(), "rate:{probe}:addr"
+    counted = GameStore(gs.client, game_ttl=1000, idem_ttl=500, rate_window=3)
+    counted.load(gid, token=tok)
+    gs.count_request(counter, 3)
+    time.sleep(0.7)  # the windows now end in about 2.3 s
+    rec = counted.load(gid, token=tok)
+    left_ms = redis_client.pttl(K.rate_key(gid, tok))
+    assert rec.rate_count == 2 and rec.rate_reset * 1000 >= left_ms > 0
+    count, reset = gs.count_request(counter, 3)
+    left_ms = redis_client.pttl(counter)
+    assert count == 2 and reset * 1000 >= left_ms > 0
