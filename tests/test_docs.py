@@ -1,6 +1,7 @@
 """The repository stands on its own: no tracked file names a path outside it, every relative
-link of the README and of ``docs/`` resolves (anchors included), and the deterministic-deal test
-vectors of ``docs/rules.md`` are what the engine computes.
+link of the README and of ``docs/`` resolves (anchors included), the deterministic-deal test
+vectors of ``docs/rules.md`` are what the engine computes, and no doc advises a webhook setting
+that opens every port of a host.
 """
 
 from __future__ import annotations
@@ -257,3 +258,39 @@ def test_github_slugs() -> None:
         "3-versions-etag-if-match-if-none-match"
     )
     assert anchors("# A\n## A\n```\n# not a heading\n```\n") == {"a", "a-1"}
+
+
+# ------------------------------------------------------------------------ what the docs advise
+
+_ALLOW_HOSTS = re.compile(r"WEBHOOK_ALLOW_HOSTS=([^\s`]+)")
+
+
+def webhook_hosts_without_port(text: str) -> list[str]:
+    """Each host a ``WEBHOOK_ALLOW_HOSTS=...`` of ``text`` allows without a port: a bare host
+    lets a webhook reach its every port, the Redis beside the receiver included."""
+    return [
+        host
+        for setting in _ALLOW_HOSTS.findall(text)
+        for host in setting.split(",")
+        if not re.search(r":(\d+|<[^>]+>)$", host)
+    ]
+
+
+def test_webhook_hosts_without_port_are_found() -> None:
+    text = (
+        "run `WEBHOOK_ALLOW_HOSTS=127.0.0.1 make run`\n"
+        "WEBHOOK_ALLOW_HOSTS=127.0.0.1:8080,[::1]:9000,localhost:<port> make run\n"
+        "WEBHOOK_ALLOW_HOSTS=hooks.internal:443,10.0.0.7\n"
+    )
+    assert webhook_hosts_without_port(text) == ["127.0.0.1", "10.0.0.7"]
+
+
+def test_docs_allow_webhook_hosts_one_port_at_a_time() -> None:
+    files = tracked_files()
+    found = [
+        f"{name}: WEBHOOK_ALLOW_HOSTS allows every port of {host}"
+        for name, text in own_text_files(ROOT, files).items()
+        if name.endswith(".md")
+        for host in webhook_hosts_without_port(text)
+    ]
+    assert not found, "\n".join(found)
