@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import redis
+
 from devstack.gunicorn import Gunicorn
 from devstack.nginx import Nginx, install_nginx
 from devstack.redis_server import RedisServer, free_port
@@ -118,6 +120,21 @@ def serve(env: dict[str, str], var: Path) -> int:
     return serve_stack(env, nginx_binary, var)
 
 
+def redis_answers(sock: Path) -> bool:
+    """Whether a Redis serves ``sock`` now. A second redis-server started on that path would take
+    it over from the first, whose stack would then reach the wrong Redis (and none once the
+    second stops), with both writing the same append-only files."""
+    if not sock.exists():
+        return False
+    client = redis.Redis(unix_socket_path=str(sock), socket_timeout=2, socket_connect_timeout=2)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False  # a socket file left by a stack that was killed: the new Redis replaces it
+    finally:
+        client.close()
+
+
 def main() -> int:
     stop_on_signals()
     env = dict(os.environ)
@@ -129,6 +146,14 @@ def main() -> int:
         print(f"Redis at {env['REDIS_URL']}", flush=True)
         return serve(env, var)
     sock = var / "redis.sock"
+    if redis_answers(sock):
+        print(
+            f"a Redis already answers on {sock}: another `make run` keeps its data in "
+            f"DATA_DIR={var}. Stop it, or give this stack a DATA_DIR (and a PORT) of its own.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     with RedisServer(unix_socket=str(sock), data_dir=str(var / "redis"), persist=True) as redis:
         env["REDIS_URL"] = redis.url
         print(f"embedded Redis at {redis.url}", flush=True)

@@ -9,11 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import redis
 import requests
 
 from devstack.gunicorn import ROOT
 from devstack.managed import answers, wait_until
-from devstack.redis_server import free_port
+from devstack.redis_server import RedisServer, free_port
 from devstack.serve import bind_address
 
 
@@ -74,3 +75,33 @@ def test_serve_with_embedded_redis(tmp_path: Path) -> None:
         assert proc.wait(30) == 0
     # Redis went away with gunicorn.
     assert not (tmp_path / "redis.sock").exists()
+
+
+def test_a_second_stack_on_the_same_data_dir_leaves_the_first_redis_alone(tmp_path: Path) -> None:
+    """A second ``make run`` with the first's DATA_DIR (another PORT, or the same by mistake)
+    would start a redis-server on the same socket, which takes the socket path over and writes
+    the same append-only files: the first stack's new connections would reach the second's
+    Redis, and lose Redis altogether when the second stops. It stops before starting anything."""
+    with RedisServer(unix_socket=str(tmp_path / "redis.sock"), data_dir=str(tmp_path / "redis")):
+        first = redis.Redis(unix_socket_path=str(tmp_path / "redis.sock"))
+        before = first.info("server")["run_id"]
+        env = {**os.environ, "PORT": str(free_port()), "DATA_DIR": str(tmp_path)}
+        env.pop("REDIS_URL", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "devstack.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+            raise AssertionError("a second stack started on the first one's DATA_DIR") from None
+        assert proc.returncode != 0
+        assert "DATA_DIR" in err, out + err
+        assert first.info("server")["run_id"] == before  # the first Redis still holds its socket
+        first.close()
