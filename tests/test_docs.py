@@ -1,11 +1,12 @@
 """The repository stands on its own: no tracked file names a path outside it, every relative
 link of the README and of ``docs/`` resolves (anchors included), the deterministic-deal test
 vectors of ``docs/rules.md`` are what the engine computes, and no doc advises a webhook setting
-that opens every port of a host.
+that opens every port of a host; the answers api.md shows in full fit the OpenAPI document.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import unicodedata
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from service.rules.rng import SecretStream, SplitMix64
+from tests.spec_check import Checker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -294,3 +296,45 @@ def test_docs_allow_webhook_hosts_one_port_at_a_time() -> None:
         for host in webhook_hosts_without_port(text)
     ]
     assert not found, "\n".join(found)
+
+
+# ------------------------------------------------------------------ api.md's answers, as served
+
+_OPERATION = re.compile(r"^### [\d.]+ `(GET|POST|PUT|DELETE) (/[^`]+)`", re.MULTILINE)
+_JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def documented_answers(text: str) -> list[tuple[str, str, str]]:
+    """(method, path, JSON text) of each ```json block under an endpoint's heading of api.md
+    §5: the answer of that endpoint, as the server sent it."""
+    headings = [(m.start(), m.group(1), m.group(2)) for m in _OPERATION.finditer(text)]
+    found = []
+    for block in _JSON_BLOCK.finditer(text):
+        before = [h for h in headings if h[0] < block.start()]
+        next_section = text.rfind("\n## ", 0, block.start())
+        if before and before[-1][0] > next_section:
+            found.append((before[-1][1], before[-1][2], block.group(1)))
+    return found
+
+
+def test_api_md_answers_parse_and_fit_the_openapi_document() -> None:
+    """Every answer api.md §5 shows in full is JSON a client could have received: no field the
+    document does not declare, none it requires missing, every value of its declared type."""
+    checker = Checker()
+    answers = documented_answers((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
+    assert len(answers) >= 5
+    problems = []
+    for method, path, body in answers:
+        url = path.replace("{id}", "G")
+        op = checker.operation(method, url)
+        assert op is not None, f"{method} {path} is no operation of the document"
+        status = min(int(s) for s in op["responses"] if s.startswith("2"))
+        try:
+            value = json.loads(body)
+        except json.JSONDecodeError as err:
+            problems.append(f"{method} {path}: not JSON ({err})")
+            continue
+        media = checker.media(method, url, status, "application/json")
+        assert isinstance(media, dict), media
+        problems += checker.errors(media["schema"], value, f"{method} {path}")
+    assert not problems, "\n".join(problems)
