@@ -13,6 +13,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from mexican_train_client import Client
 
 from service.rules.rng import SecretStream, SplitMix64
 from tests.spec_check import Checker
@@ -338,3 +339,18 @@ def test_api_md_answers_parse_and_fit_the_openapi_document() -> None:
         assert isinstance(media, dict), media
         problems += checker.errors(media["schema"], value, f"{method} {path}")
     assert not problems, "\n".join(problems)
+
+
+def test_bots_md_names_every_call_of_the_python_client() -> None:
+    """docs/bots.md lists the client's calls; one missing there is one a bot's author never
+    hears of."""
+    text = (ROOT / "docs" / "bots.md").read_text(encoding="utf-8")
+    section = text[text.index("## The Python client") :]
+    section = section[: section.index("\n## ")]
+    named = {re.sub(r"\(.*", "", span) for span in re.findall(r"`([^`]+)`", section)}
+    calls = {
+        name
+        for name, value in vars(Client).items()
+        if callable(value) and not name.startswith("_") and name not in ("close", "request")
+    }
+    assert calls - named == set()
