@@ -354,3 +354,20 @@ def test_bots_md_names_every_call_of_the_python_client() -> None:
         if callable(value) and not name.startswith("_") and name not in ("close", "request")
     }
     assert calls - named == set()
+
+
+def test_live_md_names_every_action_a_log_entry_records() -> None:
+    """live.md §1 lists what an entry's ``action`` may be besides a move: every change the
+    OpenAPI document's ``LogAction`` names, so a reader of the log meets none unannounced."""
+    spec = json.loads((ROOT / "openapi" / "openapi.json").read_text(encoding="utf-8"))
+    schemas = spec["components"]["schemas"]
+    kinds = {
+        action
+        for ref in schemas["LogAction"]["oneOf"]
+        if ref["$ref"] != "#/components/schemas/Move"
+        for action in schemas[ref["$ref"].rsplit("/", 1)[1]]["properties"]["action"]["enum"]
+    }
+    assert {"create", "deal", "transfer", "rematch"} <= kinds
+    text = (ROOT / "docs" / "live.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `action` |"))
+    assert {kind for kind in kinds if f'"action": "{kind}"' not in row} == set()
