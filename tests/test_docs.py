@@ -371,3 +371,27 @@ def test_live_md_names_every_action_a_log_entry_records() -> None:
     text = (ROOT / "docs" / "live.md").read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| `action` |"))
     assert {kind for kind in kinds if f'"action": "{kind}"' not in row} == set()
+
+
+def test_api_md_problems_of_each_endpoint_are_the_documents() -> None:
+    """The ``Problems:`` line of each endpoint of api.md §5 names exactly the error statuses
+    the OpenAPI document gives that operation."""
+    spec = json.loads((ROOT / "openapi" / "openapi.json").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    headings = list(_OPERATION.finditer(text))
+    assert len(headings) >= 5
+    differ = []
+    for n, heading in enumerate(headings):
+        end = headings[n + 1].start() if n + 1 < len(headings) else len(text)
+        chapter_end = text.find("\n## ", heading.start())
+        section = text[heading.start() : end if chapter_end == -1 else min(end, chapter_end)]
+        problems = re.search(r"^Problems: (.*?)(?:\n\n|\Z)", section, re.MULTILINE | re.DOTALL)
+        assert problems, f"{heading.group(0)}: no Problems line"
+        method, path = heading.group(1).lower(), heading.group(2).replace("{id}", "{game_id}")
+        documented = {s for s in spec["paths"][path][method]["responses"] if s[0] in "45"}
+        named = set(re.findall(r"`(\d{3})", problems.group(1)))
+        if named != documented:
+            differ.append(
+                f"{heading.group(0)}: says {sorted(named)}, the document {sorted(documented)}"
+            )
+    assert not differ, "\n".join(differ)
