@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import requests
 from devstack.gunicorn import ROOT
 from devstack.managed import answers, wait_until
 from devstack.redis_server import RedisServer, free_port
-from devstack.serve import bind_address
+from devstack.serve import bind_address, redis_answers
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -105,3 +106,17 @@ def test_a_second_stack_on_the_same_data_dir_leaves_the_first_redis_alone(tmp_pa
         assert "DATA_DIR" in err, out + err
         assert first.info("server")["run_id"] == before  # the first Redis still holds its socket
         first.close()
+
+
+def test_redis_answers_only_for_a_live_redis(tmp_path: Path) -> None:
+    """A socket file that a killed stack left behind does not stop ``make run``: its new Redis
+    replaces it. Only a Redis that answers there does."""
+    sock = tmp_path / "redis.sock"
+    assert not redis_answers(sock)
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(sock))
+    stale.close()  # the file stays, nothing listens
+    assert sock.exists() and not redis_answers(sock)
+    sock.unlink()
+    with RedisServer(unix_socket=str(sock), data_dir=str(tmp_path / "redis")):
+        assert redis_answers(sock)
