@@ -1,7 +1,9 @@
 """The repository stands on its own: no tracked file names a path outside it, every relative
 link of the README and of ``docs/`` resolves (anchors included), the deterministic-deal test
 vectors of ``docs/rules.md`` are what the engine computes, and no doc advises a webhook setting
-that opens every port of a host; the answers api.md shows in full fit the OpenAPI document.
+that opens every port of a host; and what the docs say of the API holds to the OpenAPI document
+and the Python client: api.md's answers and problem statuses, live.md's log actions, bots.md's
+list of the client's calls.
 """
 
 from __future__ import annotations
@@ -299,7 +301,7 @@ def test_docs_allow_webhook_hosts_one_port_at_a_time() -> None:
     assert not found, "\n".join(found)
 
 
-# ------------------------------------------------------------------ api.md's answers, as served
+# ---------------------------------------------------- the docs, the OpenAPI document, the client
 
 _OPERATION = re.compile(r"^### [\d.]+ `(GET|POST|PUT|DELETE) (/[^`]+)`", re.MULTILINE)
 _JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.MULTILINE | re.DOTALL)
