@@ -102,14 +102,18 @@ def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
         return wait_for_any([api, streams, background, proxy.proc])
 
 
-def serve_single(env: dict[str, str]) -> int:
-    bind = bind_address(env)
-    print(
-        f"nginx is not available: one gunicorn pool serves everything on {bind}; each open "
-        "stream holds one of its threads",
-        flush=True,
+def single_pool_notice(env: dict[str, str]) -> str:
+    """What ``make run`` says when one gunicorn pool serves everything, and why it does."""
+    why = "BIND is set" if env.get("BIND") else "nginx is not available"
+    return (
+        f"{why}: one gunicorn pool serves everything on {bind_address(env)}; each open "
+        "stream holds one of its threads"
     )
-    with gunicorn(env, bind, "api") as api, worker(env) as background:
+
+
+def serve_single(env: dict[str, str]) -> int:
+    print(single_pool_notice(env), flush=True)
+    with gunicorn(env, bind_address(env), "api") as api, worker(env) as background:
         return wait_for_any([api, background])
 
 

@@ -16,7 +16,7 @@ import requests
 from devstack.gunicorn import ROOT
 from devstack.managed import answers, wait_until
 from devstack.redis_server import RedisServer, free_port
-from devstack.serve import bind_address, redis_answers
+from devstack.serve import bind_address, redis_answers, single_pool_notice
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -120,3 +120,13 @@ def test_redis_answers_only_for_a_live_redis(tmp_path: Path) -> None:
     sock.unlink()
     with RedisServer(unix_socket=str(sock), data_dir=str(tmp_path / "redis")):
         assert redis_answers(sock)
+
+
+def test_the_single_pool_notice_says_why() -> None:
+    """BIND skips nginx on purpose: the notice does not blame a missing nginx for it."""
+    assert single_pool_notice({"BIND": "127.0.0.1:9000"}).startswith(
+        "BIND is set: one gunicorn pool serves everything on 127.0.0.1:9000"
+    )
+    assert single_pool_notice({"PORT": "9000"}).startswith(
+        "nginx is not available: one gunicorn pool serves everything on 127.0.0.1:9000"
+    )
