@@ -158,6 +158,63 @@ def test_s8_chicken_foot_nobody_can_play_blocks_at_the_first_mark() -> None:
     assert (over["type"], over["reason"]) == ("round_over", "blocked")
 
 
+# Double-6, two players, nothing to draw. Seat 1 has not had its opening turn and holds no 6,
+# so it cannot start its train; but every tile it holds bears a 3, and train 0 and the Mexican
+# train end on 3. Seat 0 holds no 3 and no 6: it has no play now nor on seat 1's train once
+# that is marked.
+OPENER_PLAYS_LATER: dict[str, Any] = {
+    "players": 2,
+    "options": {"set": 6, "hand_size": 5},
+    "hands": [[], [[0, 3], [1, 3], [3, 3], [3, 4], [3, 5]]],
+    "trains": {
+        "0": [[6, 0], [0, 1], [1, 6], [6, 2], [2, 3]],
+        "mexican": [[6, 4], [4, 5], [5, 6], [6, 3]],
+    },
+    "opened": [True, False],
+    "rest_to": 0,
+}
+
+
+def test_s8_a_seat_that_cannot_open_but_can_play_after_keeps_the_round_going() -> None:
+    # Rule 8: a player whose next turn is an opening turn in which they cannot play counts as
+    # able to play if they could on the turn after it (opened, own train marked).
+    state = load(**OPENER_PLAYS_LATER)
+    assert state.boneyard == [] and legal_moves(state, 0) == [MARK]
+    events = apply(state, 0, MARK)
+    assert state.status == "in_round", events
+    assert legal_moves(state, 1) == [MARK]  # the opening turn: no 6 to start train 1
+    apply(state, 1, MARK)
+    apply(state, 0, MARK)
+    assert state.status == "in_round"
+    assert ((3, 4), "mexican") in plays(state) and ((3, 4), "0") in plays(state)
+
+
+# Double-6, two players, nothing to draw. The Mexican train ends on an open [2,2] and every
+# other 2 is placed, so nobody can satisfy it. Seat 0 holds [0,5] for its own train, and seat
+# 1 holds [1,5], which would fit train 0 once seat 0 marks it.
+OPEN_DOUBLE_NOBODY_SATISFIES: dict[str, Any] = {
+    "players": 2,
+    "options": {"set": 6, "hand_size": 5},
+    "hands": [[[0, 5]], [[1, 5]]],
+    "trains": {
+        "0": [[6, 0], [0, 2], [2, 1], [1, 3], [3, 2], [2, 5]],
+        "1": [[6, 2]],
+        "mexican": [[6, 4], [4, 2], [2, 2]],
+    },
+    "open_doubles": ["mexican"],
+    "rest_to": 0,
+}
+
+
+def test_s8_an_open_double_nobody_can_satisfy_blocks_although_other_tiles_fit() -> None:
+    # Rule 8 counts plays by rules 5-7, open doubles included: rule 7 lets a player facing
+    # an open double play nowhere else, so no player could play a tile.
+    state = load(**OPEN_DOUBLE_NOBODY_SATISFIES)
+    assert state.boneyard == [] and plays(state) == set()
+    over = apply(state, 0, MARK)[-1]
+    assert (over["type"], over["reason"], over["out"]) == ("round_over", "blocked", [])
+
+
 # --------------------------------------------------------------------------- property
 
 
