@@ -221,3 +221,51 @@ def test_s5_after_the_first_chain_tile_no_draw_or_mark() -> None:
     for action in ("draw", "mark"):
         with pytest.raises(IllegalMove, match="own train or end_turn"):
             apply(state, 0, Move(action))
+
+
+@pytest.mark.parametrize("preset", ["tournament", "classic"])
+def test_s5_drawing_openers_mark_at_once_when_the_boneyard_is_empty(preset: str) -> None:
+    # draw_one and draw_until draw only what the boneyard holds: with nothing left, a player
+    # who cannot start their train marks.
+    engine = 9 if preset == "tournament" else 12
+    state = load(
+        preset=preset,
+        hands=[[[1, 2]], [[engine, 3]], [[engine, 2]]],
+        rest_to=2,
+        opened=CLOSED,
+    )
+    assert state.boneyard == [] and legal_moves(state, 0) == [Move("mark")]
+    with pytest.raises(IllegalMove, match="boneyard is empty"):
+        apply(state, 0, Move("draw"))
+
+
+def test_s5_single_opening_with_draw_one_plays_the_drawn_tile_and_stops() -> None:
+    state = load(
+        preset="tournament",
+        options={"opening": "single"},
+        hands=[[[1, 2], [5, 1]], [[9, 3]], [[9, 2]]],
+        boneyard=[[9, 5]],
+        opened=CLOSED,
+    )
+    apply(state, 0, Move("draw"))
+    events = apply(state, 0, play([9, 5], "0"))  # [5,1] would continue a chain: not here
+    assert events[-1] == {"type": "turn_passed", "seat": 1}
+    assert state.opened[0] and state.turn == 1
+
+
+def test_s5_opening_no_play_draw_until_plays_the_starting_tile_and_may_chain() -> None:
+    state = load(
+        preset="classic",
+        hands=[[[1, 2], [4, 1]], [[12, 3]], [[12, 2]]],
+        boneyard=[[5, 6], [4, 12]],
+        opened=CLOSED,
+    )
+    apply(state, 0, Move("draw"))
+    apply(state, 0, Move("draw"))
+    apply(state, 0, play([12, 4], "0"))
+    assert plays(state) == {((1, 4), "0")} and "end_turn" in actions(state)
+    apply(state, 0, play([4, 1], "0"))
+    apply(state, 0, play([1, 2], "0"))
+    assert state.hands[0] == [Tile(5, 6)]  # the first drawn tile stays in the hand
+    apply(state, 0, Move("end_turn"))
+    assert state.opened[0] and state.turn == 1
