@@ -137,3 +137,18 @@ def test_s6_own_empty_train_after_an_opening_mark() -> None:
         marked=[True, False, False],
     )
     assert plays(state) == {((1, 9), "0"), ((1, 9), "mexican")}
+
+
+def test_s6_mexican_needs_own_blocked_also_holds_for_the_tile_after_a_double() -> None:
+    # double_follow any lets the tile after a double go anywhere legal: under the tournament
+    # preset, starting the Mexican train stays legal only while the own train has no play.
+    hands = [[[4, 4], [4, 6], [9, 7]], [[1, 1]], [[0, 0]]]
+    state = load(preset="tournament", hands=hands, trains=TRAINS)
+    apply(state, 0, play([4, 4], "0"))
+    assert plays(state) == {((4, 6), "0")}
+    with pytest.raises(IllegalMove, match="no play on their own train"):
+        apply(state, 0, play([9, 7], "mexican"))
+    hands = [[[4, 4], [1, 6], [9, 7]], [[1, 1]], [[0, 0]]]
+    state = load(preset="tournament", hands=hands, trains=TRAINS)
+    apply(state, 0, play([4, 4], "0"))
+    assert plays(state) == {((7, 9), "mexican")}
