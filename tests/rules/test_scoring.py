@@ -13,22 +13,33 @@ TRAINS = {"0": [[9, 4]], "1": [[9, 3]], "2": [[9, 2]]}
 
 @pytest.mark.parametrize(
     ("preset", "options", "blank"),
-    [("standard", {}, 50), ("tournament", {}, 0), ("standard", {"double_blank_points": 25}, 25)],
+    [
+        ("standard", {}, 50),
+        ("tournament", {}, 0),
+        ("classic", {}, 0),
+        ("standard", {"double_blank_points": 25}, 25),
+    ],
 )
 def test_s8_out_scores_zero_others_their_pips_and_double_blank(
     preset: str, options: dict[str, int], blank: int
 ) -> None:
+    # The trains start on 9: round 1 of a double-9 set, round 4 of classic's double-12.
+    rnd = 4 if preset == "classic" else 1
     state = load(
-        preset=preset, options=options, hands=[[[4, 5]], [[0, 0], [1, 6]], [[2, 2]]], trains=TRAINS
+        preset=preset,
+        options=options,
+        round=rnd,
+        hands=[[[4, 5]], [[0, 0], [1, 6]], [[2, 2]]],
+        trains=TRAINS,
     )
     events = apply(state, 0, play([4, 5], "0"))
     over = events[-1]
     assert over == {
-        "type": "round_over", "round": 1, "reason": "out", "out": [0],
+        "type": "round_over", "round": rnd, "reason": "out", "out": [0],
         "scores": [0, blank + 7, 4], "totals": [0, blank + 7, 4],
     }  # fmt: skip
     assert state.status == "round_over" and state.turn is None
-    assert score_view(state)["players"][1]["rounds"] == [blank + 7]
+    assert score_view(state)["players"][1]["rounds"][-1] == blank + 7
 
 
 def _stuck(seat1_hand: list[list[int]], train1: list[list[int]]) -> dict[str, object]:
