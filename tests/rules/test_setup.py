@@ -461,3 +461,25 @@ def test_s4_engine_search_draws_are_private_starter_draws_public() -> None:
     state = new_game(["a", "b", "c"], "tournament", seed=3)
     public = visible_events(deal(state), None)
     assert all("tile" in e for e in public if e["type"] == "starter_draw")
+
+
+@pytest.mark.parametrize("waits", [True, False])
+def test_s4_a_starter_dealt_the_engine_as_their_only_tile_has_gone_out(waits: bool) -> None:
+    # The engine's decision (section 11, item 9): placing the engine empties a one-tile hand,
+    # which counts as going out in the opening turn, so opening_out_waits says when it ends.
+    options = {"set": 6, "hand_size": 1, "opening_out_waits": waits}
+    for seed in range(200):
+        state = new_game(["a", "b", "c"], "standard", options, seed=seed)
+        events = deal(state)
+        if not any(e["type"] == "tile_drawn" for e in events):
+            break  # the engine was dealt: its holder starts with an empty hand
+    starter = state.starter
+    assert starter is not None and state.hands[starter] == []
+    if waits:
+        nxt = (starter + 1) % 3
+        assert events[-1] == {"type": "turn_passed", "seat": nxt}
+        assert state.status == "in_round" and state.turn == nxt and state.opened[starter]
+    else:
+        over = events[-1]
+        assert (over["type"], over["reason"], over["out"]) == ("round_over", "out", [starter])
+        assert state.status == "round_over" and over["scores"][starter] == 0
