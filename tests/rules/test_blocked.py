@@ -215,6 +215,32 @@ def test_s8_an_open_double_nobody_can_satisfy_blocks_although_other_tiles_fit() 
     assert (over["type"], over["reason"], over["out"]) == ("round_over", "blocked", [])
 
 
+# Tournament, double-6, two players, nothing to draw, no Mexican train yet. Every 5 is placed
+# and both trains end on 5; seat 0 holds no 5 and no 6; seat 1 holds [0,6] and [1,6], which
+# can start the Mexican train only because its own train has no play.
+MEXICAN_FOR_THE_BLOCKED: dict[str, Any] = {
+    "players": 2,
+    "preset": "tournament",
+    "options": {"set": 6, "hand_size": 5},
+    "hands": [[], [[0, 6], [1, 6]]],
+    "trains": {
+        "0": [[6, 2], [2, 5], [5, 0], [0, 1], [1, 5]],
+        "1": [[6, 3], [3, 5], [5, 5], [5, 6], [6, 4], [4, 5]],
+    },
+    "rest_to": 0,
+}
+
+
+def test_s8_a_seat_that_may_start_the_mexican_train_because_its_own_is_blocked_can_play() -> None:
+    # Rule 8 counts plays by rule 6: with no play on its own train, a seat may start the
+    # Mexican train even where mexican_needs_own_blocked holds.
+    state = load(**MEXICAN_FOR_THE_BLOCKED)
+    assert state.boneyard == [] and legal_moves(state, 0) == [MARK]
+    events = apply(state, 0, MARK)
+    assert state.status == "in_round", events
+    assert plays(state) == {((0, 6), "mexican"), ((1, 6), "mexican")}
+
+
 # --------------------------------------------------------------------------- property
 
 
