@@ -241,6 +241,35 @@ def test_s8_a_seat_that_may_start_the_mexican_train_because_its_own_is_blocked_c
     assert plays(state) == {((0, 6), "mexican"), ((1, 6), "mexican")}
 
 
+# Double-6, two players, nothing to draw. Seat 1 has not had its opening turn and holds no 6
+# and no 5; both started trains end on 5 and every 5 is placed. Seat 0 holds [0,6] and [1,6],
+# which fit only an empty train that carries a marker: seat 1's, once it marks.
+OPENER_MUST_MARK: dict[str, Any] = {
+    "players": 2,
+    "options": {"set": 6, "hand_size": 5},
+    "hands": [[[0, 6], [1, 6]], []],
+    "trains": {
+        "0": [[6, 2], [2, 5], [5, 0], [0, 1], [1, 5]],
+        "mexican": [[6, 3], [3, 5], [5, 5], [5, 6], [6, 4], [4, 5]],
+    },
+    "opened": [True, False],
+    "rest_to": 1,
+}
+
+
+def test_s8_the_train_of_a_seat_that_cannot_open_counts_as_marked() -> None:
+    # Rule 8: the players who could not play if their turn began now (an opening turn
+    # included) will mark, so their trains count as marked; here that opens seat 1's train
+    # to seat 0's 6s.
+    state = load(**OPENER_MUST_MARK)
+    assert state.boneyard == [] and legal_moves(state, 0) == [MARK]
+    events = apply(state, 0, MARK)
+    assert state.status == "in_round", events
+    assert legal_moves(state, 1) == [MARK]
+    apply(state, 1, MARK)
+    assert plays(state) == {((0, 6), "1"), ((1, 6), "1")}
+
+
 # --------------------------------------------------------------------------- property
 
 
