@@ -112,6 +112,8 @@ def test_s8_tie_break_most_zero_rounds() -> None:
 
 def test_s8_tie_break_lowest_single_non_zero_round() -> None:
     assert winners([[4, 6, 0], [7, 3, 0], [5, 5, 0]]) == [1]
+    # the lowest single non-zero round decides (2 < 3), though both worst rounds are 4
+    assert winners([[2, 4, 4, 0], [3, 3, 4, 0]]) == [0]
 
 
 def test_s8_tie_break_shared_win() -> None:
