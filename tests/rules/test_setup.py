@@ -151,6 +151,8 @@ def test_s3_undealable_games_are_refused() -> None:
     assert resolve_rules("standard", {"set": 6, "hand_size": 13}, 2).hand_size == 13
     with pytest.raises(InvalidRules):
         resolve_rules("standard", {"set": 6, "hand_size": 14}, 2)
+    with pytest.raises(InvalidRules, match="cannot be dealt"):  # 3 x 9 = 27: the engine alone
+        resolve_rules("standard", {"set": 6, "hand_size": 9}, 3)
     with pytest.raises(InvalidRules):
         resolve_rules("standard", {"set": 6}, 14)  # no row, and the message names hand_size
 
