@@ -485,3 +485,14 @@ def test_s4_a_starter_dealt_the_engine_as_their_only_tile_has_gone_out(waits: bo
         over = events[-1]
         assert (over["type"], over["reason"], over["out"]) == ("round_over", "out", [starter])
         assert state.status == "round_over" and over["scores"][starter] == 0
+
+
+def test_s4_set_aside_turned_up_tiles_are_shuffled_back_into_the_boneyard() -> None:
+    # Rule 4: the turned-up tiles go back into the boneyard, which is reshuffled: they are
+    # neither all put back on top nor all under the rest, in the order they were turned up.
+    for seed in range(20):
+        state = new_game(["a", "b", "c", "d"], "tournament", seed=seed)
+        turned_up = [Tile.of(*e["tile"]) for e in deal(state) if e["type"] == "starter_draw"]
+        k = len(turned_up)
+        assert k >= 4 and set(turned_up) <= set(state.boneyard)
+        assert state.boneyard[:k] != turned_up and state.boneyard[-k:] != turned_up
