@@ -34,7 +34,8 @@ class Action(StrEnum):
 
 
 class RoundOverReason(StrEnum):
-    """Why a round ended: a player went out, or every player marked with the boneyard empty."""
+    """Why a round ended: a player went out, or, the boneyard empty, no player could play a
+    tile any more (docs/rules.md section 8; a mark can block before every player has marked)."""
 
     OUT = "out"
     BLOCKED = "blocked"
