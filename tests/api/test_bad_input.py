@@ -362,3 +362,25 @@ def test_a_malformed_chunked_body_is_a_problem_and_ends_the_connection(
     assert b"content-type: application/problem+json" in headers.lower(), answer
     assert b'"code":"malformed_request"' in body, answer
     assert requests.get(f"{api}/{created['game_id']}", timeout=10).json()["version"] == 1
+
+
+# Each refused body or query, and the field its `errors` must name at the top level.
+NAMED_FIELDS: list[tuple[str, str, Any, str]] = [
+    ("POST", "/api/v1/games", {"players": ["a", "b"], "turn_seconds": 3}, "turn_seconds"),
+    ("POST", "/api/v1/games", {"players": ["a", "b"], "seed": "7"}, "seed"),
+    ("POST", "/api/v1/lobby/seek", {"name": "a", "players": 2, "turn_seconds": 3}, "turn_seconds"),
+    ("POST", "/api/v1/lobby/seek", {"name": "a", "players": 15}, "players"),
+    ("GET", "/api/v1/lobby?players=x", None, "players"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "field"), NAMED_FIELDS)
+def test_validation_errors_map_each_field_to_its_messages(
+    client: FlaskClient, method: str, path: str, body: Any, field: str
+) -> None:
+    """docs/api.md §9: `errors` is field -> messages, whichever check refused the field (the
+    request's location, `json` or `query`, is never a key of its own)."""
+    r = client.open(path, method=method, json=body)
+    errors = check(r, 422, "validation_failed")["errors"]
+    assert set(errors) == {field}, errors
+    assert all(isinstance(m, str) for m in errors[field]), errors

@@ -94,7 +94,7 @@ def turn_seconds_of(value: int) -> int:
         raise ApiError(
             Problem.VALIDATION_FAILED,
             f"turn_seconds is 0 (no clock) or {low} to 86400.",
-            extra={"errors": {"json": {"turn_seconds": [f"0, or {low} to 86400"]}}},
+            extra={"errors": {"turn_seconds": [f"0, or {low} to 86400"]}},
         )
     return value
 
