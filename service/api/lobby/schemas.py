@@ -63,7 +63,7 @@ class SeatedSchema(ResponseSchema):
     seat = ma.fields.Integer(required=True)
     token = ma.fields.String(required=True, metadata={"description": "secret: this seat only"})
     version = ma.fields.Integer(
-        metadata={"description": "the game's version once seated (at a table made before)"}
+        required=True, metadata={"description": "the game's version once seated, as its ETag"}
     )
     table_token = ma.fields.String(
         metadata={"description": "only to the seek that made the table: runs it"}

@@ -190,6 +190,13 @@ def make_table(game_id: str, wanted: Seek) -> Response:
     )
 
     def answer(made: str) -> dict[str, Any]:
-        return {"game_id": made, "seat": 0, "token": tokens[0], "table_token": game.table_token}
+        # The version is the ETag's: a replay of the kept answer takes its ETag from the body.
+        return {
+            "game_id": made,
+            "version": len(applied),
+            "seat": 0,
+            "token": tokens[0],
+            "table_token": game.table_token,
+        }
 
     return create(game, None, answer, lambda made: f"/api/v1/games/{made}")

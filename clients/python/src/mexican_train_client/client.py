@@ -384,12 +384,12 @@ class Client:
         idempotency_key: str | None = None,
     ) -> JSON:
         """Quick play: a seat at the oldest seek table of this kind (preset, ``players`` 2 to
-        14, ``turn_seconds``, ``rated``) with one free, or at a new one: ``{"game_id", "seat",
-        "token"}``, and ``table_token`` to the seek that made the table. Seek tables deal by
-        themselves once full; with ``fill_with_bots_after`` (seconds) the seats still open then
-        go to ``planner`` bots. A player already seated at the table it would give is ``409
-        already_seated`` (the problem's ``game_id`` names the table). The answer holds a token
-        no caller's token scopes, so the key needs at least 22 characters, as for
+        14, ``turn_seconds``, ``rated``) with one free, or at a new one: ``{"game_id",
+        "version", "seat", "token"}``, and ``table_token`` to the seek that made the table. Seek
+        tables deal by themselves once full; with ``fill_with_bots_after`` (seconds) the seats
+        still open then go to ``planner`` bots. A player already seated at the table it would
+        give is ``409 already_seated`` (the problem's ``game_id`` names the table). The answer
+        holds a token no caller's token scopes, so the key needs at least 22 characters, as for
         :meth:`create_player`; a retry with the same key gets the same seat."""
         body: JSON = {"name": name, "players": players}
         extra = {"preset": preset, "turn_seconds": turn_seconds, "rated": rated}
