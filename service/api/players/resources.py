@@ -26,6 +26,7 @@ from .records import (
     webhooks,
 )
 from .schemas import (
+    Board,
     CreatedPlayerSchema,
     CreatedWebhookSchema,
     LeaderboardQuerySchema,
@@ -39,7 +40,7 @@ from .schemas import (
 
 blp = Blueprint("players", __name__, url_prefix="/api/v1", description="Players and ratings")
 
-KINDS = {"people": PlayerKind.PERSON, "bots": PlayerKind.BOT}
+KINDS = {Board.PEOPLE: PlayerKind.PERSON, Board.BOTS: PlayerKind.BOT}
 
 
 @blp.route("/players")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import marshmallow as ma
@@ -10,12 +11,19 @@ from service.rules import MAX_NAME_LENGTH
 from service.rules.options import valid_name
 from service.store.hooks import HookEvent
 
-from ..fields import QueryInt, ResponseSchema
+from ..fields import QueryInt, ResponseSchema, one_of
 from ..webhook_urls import MAX_URL
 from .records import PlayerKind
 
 #: The most players a leaderboard page shows.
 MAX_LEADERBOARD = 100
+
+
+class Board(StrEnum):
+    """Which leaderboard: people's or bots' (``?kind=``, echoed in the answer)."""
+
+    PEOPLE = "people"
+    BOTS = "bots"
 
 
 def _name(value: str) -> None:
@@ -54,10 +62,8 @@ class LeaderboardQuerySchema(ma.Schema):
     class Meta:
         unknown = ma.EXCLUDE
 
-    kind = ma.fields.String(
-        load_default="people",
-        validate=ma.validate.OneOf(["people", "bots"]),
-        metadata={"description": "people (default) or bots"},
+    kind = one_of(
+        Board, load_default=Board.PEOPLE.value, metadata={"description": "people (default) or bots"}
     )
     limit = QueryInt(
         load_default=50,
@@ -67,7 +73,7 @@ class LeaderboardQuerySchema(ma.Schema):
 
 
 class LeaderboardSchema(ResponseSchema):
-    kind = ma.fields.String(required=True)
+    kind = one_of(Board, required=True)
     players = ma.fields.List(ma.fields.Nested(PlayerRecordSchema), required=True)
 
 

@@ -1,0 +1,25 @@
+"""The committed OpenAPI document types the players' loop answers as closely as the rest: a
+closed vocabulary is an enum (the contract's conventions: "with enums for closed
+vocabularies")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SPEC = json.loads((Path(__file__).resolve().parents[2] / "openapi" / "openapi.json").read_text())
+SCHEMAS: dict[str, Any] = SPEC["components"]["schemas"]
+
+
+def query_parameter(path: str, name: str) -> dict[str, Any]:
+    found = [p for p in SPEC["paths"][path]["get"]["parameters"] if p.get("name") == name]
+    assert len(found) == 1, found
+    schema: dict[str, Any] = found[0]["schema"]
+    return schema
+
+
+def test_a_leaderboards_kind_is_the_enum_its_query_takes() -> None:
+    asked = query_parameter("/api/v1/leaderboard", "kind")["enum"]
+    assert asked == ["people", "bots"]
+    assert SCHEMAS["Leaderboard"]["properties"]["kind"].get("enum") == asked
