@@ -1,6 +1,6 @@
 """The committed OpenAPI document types the players' loop answers as closely as the rest: a
 closed vocabulary is an enum (the contract's conventions: "with enums for closed
-vocabularies")."""
+vocabularies"), and a lobby table's rules are the `Rules` every game answer has."""
 
 from __future__ import annotations
 
@@ -23,3 +23,8 @@ def test_a_leaderboards_kind_is_the_enum_its_query_takes() -> None:
     asked = query_parameter("/api/v1/leaderboard", "kind")["enum"]
     assert asked == ["people", "bots"]
     assert SCHEMAS["Leaderboard"]["properties"]["kind"].get("enum") == asked
+
+
+def test_a_lobby_tables_rules_are_the_rules_of_a_game() -> None:
+    rules = SCHEMAS["LobbyTable"]["properties"]["rules"]
+    assert rules == {"$ref": "#/components/schemas/Rules"}, rules

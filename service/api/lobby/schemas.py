@@ -8,6 +8,7 @@ from service.rules import MAX_PLAYERS_ANY, MIN_PLAYERS, PRESETS, Preset
 from service.seating import MAX_TURN_SECONDS
 
 from ..fields import QueryInt, ResponseSchema, StrictInt
+from ..games.schemas import RulesSchema
 from ..players.schemas import _name
 
 #: The longest a seek table waits for people before bots fill it.
@@ -31,7 +32,7 @@ class LobbyTableSchema(ResponseSchema):
         ma.fields.String(), required=True, metadata={"description": "names of the filled seats"}
     )
     open_seats = ma.fields.Integer(required=True)
-    rules = ma.fields.Dict(required=True)
+    rules = ma.fields.Nested(RulesSchema, required=True)
     turn_seconds = ma.fields.Integer(required=True)
     rated = ma.fields.Boolean(required=True)
     created_at = ma.fields.String(required=True, metadata={"description": "RFC 3339"})
