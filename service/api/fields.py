@@ -22,6 +22,16 @@ class StrictInt(ma.fields.Integer):
         return result
 
 
+class StrictBool(ma.fields.Boolean):
+    """JSON ``true`` or ``false`` only: marshmallow's Boolean also reads "yes", "false", 1 and 0,
+    values of another type than the document gives (as StrictInt refuses ``true`` for 1)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
 class QueryInt(ma.fields.Integer):
     """A query integer in ASCII digits only, for every query parameter: ``int()`` would also
     take spaces and other scripts' digits."""

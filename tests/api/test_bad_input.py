@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from tests.api.conftest import Game, bearer, dealt_game
+from tests.api.conftest import Game, bearer, dealt_game, new_game
 
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
 
@@ -384,3 +384,32 @@ def test_validation_errors_map_each_field_to_its_messages(
     errors = check(r, 422, "validation_failed")["errors"]
     assert set(errors) == {field}, errors
     assert all(isinstance(m, str) for m in errors[field]), errors
+
+
+# A boolean field sent as a string or a number, and the field `errors` must name.
+NOT_BOOLEANS: list[tuple[str, Any, str]] = [
+    ("/api/v1/games", {"players": ["a", {"open": True}], "public": "yes"}, "public"),
+    ("/api/v1/games", {"players": ["a", "b"], "auto_deal": 1}, "auto_deal"),
+    ("/api/v1/games", {"players": ["a", "b"], "rated": "false"}, "rated"),
+    ("/api/v1/lobby/seek", {"name": "a", "players": 2, "rated": "yes"}, "rated"),
+    ("/api/v1/lobby/seek", {"name": "a", "players": 2, "rated": 0}, "rated"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "field"), NOT_BOOLEANS)
+def test_a_boolean_is_json_true_or_false(
+    client: FlaskClient, path: str, body: Any, field: str
+) -> None:
+    """The document types these fields boolean: "yes", "false", 1 or 0 are refused as any
+    other value of the wrong type, and nothing is made (no game, no lobby table)."""
+    errors = check(client.post(path, json=body), 422, "validation_failed")["errors"]
+    assert set(errors) == {field}, errors
+    assert client.get("/api/v1/lobby").json == {"tables": []}
+
+
+def test_a_seat_change_opens_only_with_json_true(client: FlaskClient) -> None:
+    game = new_game(client, players=["a", "b"])
+    for value in (1, "true", "yes"):
+        r = client.put(f"{game.url}/seats/1", json={"open": value}, headers=bearer(game.host))
+        assert set(check(r, 422, "validation_failed")["errors"]) == {"open"}, value
+    assert game.version() == 1

@@ -11,7 +11,7 @@ from service.rules import FORMAT, MAX_NAME_LENGTH, MAX_SEED, PRESETS, Rules, Sta
 from service.rules.options import valid_name
 from service.seating import MAX_TURN_SECONDS
 
-from ..fields import ResponseSchema, StrictInt, component, one_of, out_tile
+from ..fields import ResponseSchema, StrictBool, StrictInt, component, one_of, out_tile
 from ..moves.schemas import MoveSchema
 from ..typed_schema import TILE, of_dataclass
 
@@ -94,13 +94,13 @@ class CreateGameSchema(ma.Schema):
             "example": ["ann", {"name": "cpu", "bot": "planner"}, {"open": True}],
         },
     )
-    auto_deal = ma.fields.Boolean(
+    auto_deal = StrictBool(
         metadata={"description": "deal each round by itself once every seat is filled"}
     )
-    public = ma.fields.Boolean(
+    public = StrictBool(
         metadata={"description": "listed in the lobby while seats are open (default false)"}
     )
-    rated = ma.fields.Boolean(
+    rated = StrictBool(
         metadata={
             "description": "rate every seat at the end (openskill); every seat must then be a "
             "player (player_token) or a bot. A rated game takes no `seed`, and its host token "

@@ -7,7 +7,7 @@ import marshmallow as ma
 from service.rules import MAX_PLAYERS_ANY, MIN_PLAYERS, PRESETS, Preset
 from service.seating import MAX_TURN_SECONDS
 
-from ..fields import QueryInt, ResponseSchema, StrictInt
+from ..fields import QueryInt, ResponseSchema, StrictBool, StrictInt
 from ..games.schemas import RulesSchema
 from ..players.schemas import _name
 
@@ -49,7 +49,7 @@ class SeekSchema(ma.Schema):
     )
     players = StrictInt(required=True, validate=ma.validate.Range(MIN_PLAYERS, MAX_PLAYERS_ANY))
     turn_seconds = StrictInt(load_default=0, validate=ma.validate.Range(0, MAX_TURN_SECONDS))
-    rated = ma.fields.Boolean(load_default=False)
+    rated = StrictBool(load_default=False)
     fill_with_bots_after = StrictInt(
         load_default=None,
         allow_none=True,

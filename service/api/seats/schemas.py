@@ -10,7 +10,7 @@ from service.bots.registry import BOTS
 from service.rules import MAX_NAME_LENGTH
 from service.rules.options import valid_name
 
-from ..fields import ResponseSchema, one_of
+from ..fields import ResponseSchema, StrictBool, one_of
 from ..games.schemas import ActionResultSchema
 
 MAX_INVITE_LENGTH = 64
@@ -49,7 +49,7 @@ class SeatChangeSchema(ma.Schema):
     bot = ma.fields.String(
         validate=ma.validate.OneOf(list(BOTS), error="unknown bot level; the levels are {choices}")
     )
-    open = ma.fields.Boolean(validate=ma.validate.Equal(True))
+    open = StrictBool(validate=ma.validate.Equal(True))
 
     @ma.validates_schema
     def one_change(self, data: dict[str, Any], **kwargs: Any) -> None:
