@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import marshmallow as ma
 
 from service.rules import MAX_PIP
+
+_JSON_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 class StrictInt(ma.fields.Integer):
@@ -41,6 +44,18 @@ class QueryInt(ma.fields.Integer):
         if not (text.isascii() and text.isdigit()):
             raise self.make_error("invalid")
         result: int = super()._deserialize(text, attr, data, **kwargs)
+        return result
+
+
+class QueryNumber(ma.fields.Float):
+    """A query number written as JSON writes one (ASCII digits, a point, an exponent):
+    ``float()`` would also take spaces, ``1_0`` and other scripts' digits."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        text = value if isinstance(value, str) else ""
+        if not _JSON_NUMBER.fullmatch(text):
+            raise self.make_error("invalid")
+        result: float = super()._deserialize(text, attr, data, **kwargs)
         return result
 
 

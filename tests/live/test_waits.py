@@ -103,6 +103,9 @@ def test_a_long_poll_behind_the_game_answers_at_once(live: str) -> None:
         {"wait": "nan"},
         {"wait": "inf"},
         {"wait": "soon"},
+        {"wait": "\u0663"},  # float() reads it as 3.0, as int() does for `after`
+        {"wait": " 1"},
+        {"wait": "1_0"},  # float() reads it as 10.0
     ],
 )
 @pytest.mark.parametrize("accept", ["application/json", SSE, NDJSON])

@@ -12,7 +12,7 @@ from service.bots.registry import BOTS
 from service.rules import events as engine_events
 from service.rules.log import By
 
-from ..fields import QueryInt, ResponseSchema, StrictInt, component, one_of
+from ..fields import QueryInt, QueryNumber, ResponseSchema, StrictInt, component, one_of
 from ..games.schemas import PositionSchema, RulesSchema, legal_moves_field
 from ..typed_schema import of_typed_dict
 
@@ -43,7 +43,7 @@ class EventsQuerySchema(ma.Schema):
         validate=ma.validate.Range(min=0),
         metadata={"description": "only entries with a greater version"},
     )
-    wait = ma.fields.Float(
+    wait = QueryNumber(
         load_default=0,
         validate=ma.validate.Range(0, MAX_WAIT_SECONDS),
         metadata={"description": "JSON only: seconds to hold the request while nothing is new"},
