@@ -27,6 +27,13 @@ OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"bearer": []}]
 # documenting ten problem responses costs nothing at run time.
 
 
+def _schema(schema: Any) -> Any:
+    """A marshmallow schema as an instance; a schema object (``{"oneOf": [...]}``) as it is."""
+    if schema is None or isinstance(schema, dict):
+        return schema
+    return resolve_schema_instance(schema)
+
+
 def responds(
     status: int,
     schema: Any = None,
@@ -40,7 +47,7 @@ def responds(
     entry: dict[str, Any] = {
         k: v
         for k, v in {
-            "schema": resolve_schema_instance(schema) if schema is not None else None,
+            "schema": _schema(schema),
             "description": description or http.HTTPStatus(status).phrase,
             "example": example,
             "headers": headers,

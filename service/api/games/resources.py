@@ -32,8 +32,8 @@ from .schemas import (
     GameViewSchema,
     LegalMovesSchema,
     PositionSchema,
-    RematchSchema,
     ScoreSchema,
+    rematch_answer,
 )
 
 blp = Blueprint(
@@ -110,8 +110,8 @@ def decide_deal(g: Loaded) -> Decision:
 class Rematch(MethodView):
     @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
-    @responds(201, RematchSchema)
-    @responds(200, RematchSchema, description="this seat (or the table) asked already")
+    @responds(201, rematch_answer())
+    @responds(200, rematch_answer(), description="this seat (or the table) asked already")
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:

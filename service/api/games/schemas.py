@@ -387,12 +387,27 @@ class EmptySchema(ma.Schema):
     """No body, or ``{}``."""
 
 
-class RematchSchema(ResponseSchema):
+class SeatRematchSchema(ResponseSchema):
+    """A seat's place in the next game."""
+
     game_id = ma.fields.String(required=True, metadata={"description": "the next game"})
-    seat = ma.fields.Integer(metadata={"description": "the caller's seat there (a seat's call)"})
+    seat = ma.fields.Integer(required=True, metadata={"description": "the caller's seat there"})
     token = ma.fields.String(
-        metadata={"description": "the seat's token there: the same as in the finished game"}
+        required=True,
+        metadata={"description": "the seat's token there: the same as in the finished game"},
     )
+
+
+class TableRematchSchema(ResponseSchema):
+    """The table token's place in the next game."""
+
+    game_id = ma.fields.String(required=True, metadata={"description": "the next game"})
     table_token = ma.fields.String(
-        metadata={"description": "the table token there (the table's call): the same"}
+        required=True, metadata={"description": "the table token there: the same"}
     )
+
+
+def rematch_answer() -> dict[str, Any]:
+    """A rematch answer: a seat's or the table token's (a fresh dict each time: the document's
+    builder writes its references into the one it is given)."""
+    return {"oneOf": [SeatRematchSchema, TableRematchSchema]}
