@@ -5,6 +5,7 @@ member with that status, the engine's codes are members, and nginx's own problem
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -43,3 +44,24 @@ def test_nginx_answers_only_problems_of_the_vocabulary() -> None:
     bodies = re.findall(r'"status":(\d{3}),"detail":"[^"]*","code":"([a-z_]+)"', conf)
     assert len(bodies) >= 7
     assert all(Problem(code).status == int(status) for status, code in bodies), bodies
+
+
+def test_the_frameworks_own_codes_are_never_raised_by_the_service() -> None:
+    """docs/api.md §9: "A status the web framework raises by itself gets the code of its row
+    above; the service's own endpoints answer with the other codes." So no module of the
+    service names one of those framework rows' members (BY_STATUS maps them)."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    framework_rows = re.findall(r"^\| \d{3} \| `([a-z_]+)` \| the web framework's own", text, re.M)
+    assert framework_rows, "docs/api.md §9 names the web framework's own codes"
+    reserved = {Problem(code).name for code in framework_rows}
+    named = [
+        f"{path.relative_to(ROOT)}:{node.lineno} Problem.{node.attr}"
+        for path in sorted((ROOT / "service").rglob("*.py"))
+        if path.name != "codes.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "Problem"
+        and node.attr in reserved
+    ]
+    assert not named, "answer a code of the service's own (docs/api.md §9):\n" + "\n".join(named)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from flask.testing import FlaskClient
+
+from service.api.lobby import seek
 
 SEEK = "/api/v1/lobby/seek"
 REPLAYED = ("ETag", "Location")
@@ -34,3 +37,14 @@ def test_a_retried_seek_gets_the_first_answers_headers(client: FlaskClient) -> N
         for header in REPLAYED:
             assert again.headers.get(header) == first.headers.get(header), (name, header)
         assert again.headers["ETag"] is not None
+
+
+def test_a_seek_whose_every_seat_went_elsewhere_answers_seat_taken(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every seat its claims gave was taken meanwhile (a bot fill, another seeker): the seek
+    gives up with the service's own code for that, never the web framework's `conflict`."""
+    monkeypatch.setattr(seek, "_sit_or_forget", lambda *_: None)
+    r = client.post(SEEK, json={"name": "ann", "players": 3})
+    assert r.status_code == 409, r.json
+    assert r.json is not None and r.json["code"] == "seat_taken", r.json

@@ -28,7 +28,7 @@ NEVER_ASKED = {  # answers to requests the page never makes, or never makes so
     "short_idempotency_key", "malformed_request", "missing_token", "not_a_seat",
     "not_this_player", "forbidden", "not_found", "seat_not_found", "player_not_found",
     "webhook_not_found", "method_not_allowed", "not_acceptable", "too_many_webhooks",
-    "seat_taken", "body_too_large", "uri_too_long", "unsupported_media_type",
+    "body_too_large", "uri_too_long", "unsupported_media_type",
     "precondition_required", "headers_too_large", "invalid_rules", "invalid_position",
     "tile_not_in_set", "unknown_train", "too_many_bots", "webhook_url_not_allowed",
 }  # fmt: skip
@@ -38,7 +38,7 @@ SERVER_TROUBLE = {  # 5xx: worded by their status, "the server is having trouble
 }  # fmt: skip
 GENERIC = {  # the page may meet them, and says only "The server did not accept that."
     "round_in_progress", "seats_open", "validation_failed", "log_full", "conflict",
-    "game_not_over",
+    "game_not_over", "seat_taken",
 }  # fmt: skip
 
 

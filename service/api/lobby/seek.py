@@ -115,7 +115,7 @@ def _seat(wanted: Seek) -> Response:
         if seated is not None:
             return seated
     raise ApiError(
-        Problem.CONFLICT, "Every seat this seek was given went to someone else; seek again."
+        Problem.SEAT_TAKEN, "Every seat this seek was given went to someone else; seek again."
     )
 
 
