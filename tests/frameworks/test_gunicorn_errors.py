@@ -69,13 +69,26 @@ def pool(request: pytest.FixtureRequest, redis_server: RedisServer) -> Iterator[
         yield server
 
 
-def test_a_control_byte_in_a_header_gets_a_problem_from_either_pool(pool: Gunicorn) -> None:
+#: Requests gunicorn refuses before the app sees them (docs/api.md §13, straight at gunicorn),
+#: and the status and code each is answered with.
+LONG = b"a" * 8200  # past gunicorn's 8190-byte limits of a request line and a header line
+RAW_REFUSALS = [
+    (b"GET /api/v1/bots HTTP/1.1\r\nHost: x\r\nIf-Match: a\x7fb\r\n\r\n", 400, "malformed_request"),
+    (b"GET /" + LONG + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + LONG + b"\r\n\r\n", 431, "headers_too_large"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("raw", "status", "code"), RAW_REFUSALS)
+def test_gunicorns_own_refusals_are_problems_from_either_pool(
+    pool: Gunicorn, raw: bytes, status: int, code: str
+) -> None:
     with socket.create_connection(("127.0.0.1", pool.port), timeout=30) as sock:
-        sock.sendall(b"GET /api/v1/bots HTTP/1.1\r\nHost: x\r\nIf-Match: a\x7fb\r\n\r\n")
+        sock.sendall(raw)
         out = b""
         while chunk := sock.recv(65536):
             out += chunk
     head, _, body = out.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400 ")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode()), head
     assert b"Content-Type: application/problem+json" in head
-    assert json.loads(body)["code"] == "malformed_request"
+    assert json.loads(body)["code"] == code
