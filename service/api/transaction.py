@@ -335,7 +335,8 @@ class NewGame:
 
 
 def check_create(key: str | None) -> None:
-    """Before a game is made: the kept answer to a repeated Idempotency-Key, or no room."""
+    """Before a game or a player is made: the answer kept for a repeated Idempotency-Key, or
+    no room."""
     replay_unscoped(key)
     if store().memory.full(settings().storage_full_percent):
         raise storage_full()

@@ -81,6 +81,21 @@ def test_nginx_limits_game_creation_per_address(limited: Stack) -> None:
         assert "create requests a minute from this address" in r.json()["detail"]
 
 
+def test_nginx_limits_player_creation_per_address(limited: Stack) -> None:
+    """A player never expires, so nginx holds its creation to the creations' rate too."""
+    with session_from("127.0.0.7") as s:
+        answers = [
+            s.post(limited.url + "/api/v1/players", json={"name": "ann"}, timeout=10)
+            for _ in range(30)
+        ]
+    by_status = Counter(r.status_code for r in answers)
+    assert by_status[201] == APP_CREATE_LIMIT, by_status
+    nginx_refused = [r for r in answers if "this address; slow down" in r.text]
+    assert len(nginx_refused) >= 15, by_status
+    for r in answers[APP_CREATE_LIMIT:]:
+        assert_problem(r, 429, "rate_limited")
+
+
 def test_app_counts_the_real_client_address_behind_nginx(limited: Stack) -> None:
     """Two clients behind the same nginx have their own allowance at the app (ProxyFix)."""
     for source in ("127.0.0.3", "127.0.0.4"):

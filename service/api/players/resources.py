@@ -11,8 +11,9 @@ from flask.views import MethodView
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
+from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
-from ..transaction import answered_once, keep_answer, replay_unscoped
+from ..transaction import answered_once, check_create, keep_answer
 from ..web import json_response
 from .records import (
     HookEvent,
@@ -54,8 +55,9 @@ class Players(MethodView):
         """A new durable anonymous player (no password, no e-mail): keep its token. With an
         Idempotency-Key (at least 22 characters: the answer holds the token) the answer is kept
         sealed, and a retry with the same key and body gets the same player."""
+        limit_address(PerAddress.CREATE)  # a player never expires: it is a creation, as a game is
         key = request_idempotency_key(MIN_CREATE_KEY)
-        replay_unscoped(key)
+        check_create(key)
         player, token = create_player(body["name"])
         created = {"player_id": player.player_id, "player_token": token, "name": player.name}
         response = json_response(created, 201)
