@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 import requests
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Page, Request, Route, expect
 
 from devstack.redis_server import RedisServer
 from service.store import keys as store_keys
@@ -464,6 +464,9 @@ def test_without_a_stream_a_poll_answered_429_waits_as_retry_after_says(
     game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
     hold_seat(page, game, 0)
     expect(page.locator("#connection")).to_have_text(words("connection.down"))
+    # From now on no ticket reaches the server either: the seat's limit is met by a poll (a
+    # ticket refused would hold the polls back without one being refused).
+    page.route("**/stream-tickets", lambda route: route.abort())
     version = game.version()
     view_url = f"{stack.url}/api/v1/games/{game.game_id}"
     polls = finished(page, lambda r: r.method == "GET" and r.url == view_url)
@@ -600,3 +603,71 @@ def test_retry_after_is_read_as_seconds_or_a_date_and_bounded(
         "without": 2000,
         "most": 30000,
     }
+
+
+# A made-up Retry-After longer than the page's longest wait between two stream tickets (live.js,
+# RETRY_MS, 15 s) and between two polls (POLL_MS): a request of either kind that ignored the
+# other's 429 would go out within it.
+SHARED_PAUSE_S = 16
+# A request the page sent before its script had read the 429 (the answer's end is timed by the
+# network stack, a little earlier) could not be held back by it.
+READ_MS = 250
+
+
+@pytest.mark.parametrize("refused", ["poll", "ticket"])
+def test_a_429_holds_back_every_request_counted_against_the_seats_limit(
+    table_server: str, new_page: Pages, refused: str
+) -> None:
+    """The view polled and the stream's tickets count against one limit (the seat's token on
+    the game): a 429 on either holds back both for as long as its Retry-After asks."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    log.allow(r"status of 429")
+    log.allow(r"net::ERR_FAILED")  # the streams cut below
+    # Every stream is cut, so the page both polls the view and keeps asking for a new ticket.
+    page.route(re.compile(r"/events\?.*access_token="), lambda route: route.abort())
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    expect(page.locator("#connection")).to_have_text(words("connection.down"))
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+
+    def poll(request: Request) -> bool:
+        return request.method == "GET" and request.url == view_url
+
+    def ticket(request: Request) -> bool:
+        return request.method == "POST" and request.url.endswith("/stream-tickets")
+
+    counted = finished(page, lambda r: poll(r) or ticket(r))
+    refuse = poll if refused == "poll" else ticket
+    problem = {"title": "Too Many Requests", "status": 429, "code": "rate_limited"}
+    refusals: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if refusals or not refuse(route.request):
+            route.fallback()
+            return
+        refusals.append(route.request.url)
+        route.fulfill(
+            status=429,
+            headers={"Retry-After": str(SHARED_PAUSE_S)},
+            content_type="application/problem+json",
+            body=json.dumps(problem),
+        )
+
+    def refused_now(request: Request) -> bool:
+        response = request.response()
+        return refuse(request) and response is not None and response.status == 429
+
+    page.route(re.compile(r"/api/v1/games/"), refuse_once)
+    page.wait_for_event("requestfinished", refused_now, timeout=30_000)
+    answered = next(r["answered"] for r in counted if r["status"] == 429)
+    # The next request either kind sends after that answer waits out its Retry-After.
+    page.wait_for_event(
+        "requestfinished",
+        lambda r: (poll(r) or ticket(r)) and r.timing["startTime"] > answered + READ_MS,
+        timeout=(SHARED_PAUSE_S + 20) * 1000,
+    )
+    after = [r for r in counted if r["sent"] > answered + READ_MS]
+    assert after, counted
+    assert after[0]["sent"] - answered >= SHARED_PAUSE_S * 1000 - SLACK_MS, counted

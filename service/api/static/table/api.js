@@ -36,6 +36,25 @@ export function retryWait(error, least) {
   return Math.max(least, Math.min(RETRY_MAX_MS, asked));
 }
 
+// Every request with a seat's (or the table's) token on a game counts against one limit, that
+// token's: a 429 on any of them (a view polled, a stream ticket, a move) closes the window for
+// all, so each timed request of that token waits for the latest end asked (pausedFor), not only
+// the one refused. Keyed by token: a token is one seat of one game.
+const paused = new Map(); // token -> Date.now() at which its requests may go again
+
+function pause(token, ms) {
+  const until = Date.now() + Math.min(RETRY_MAX_MS, ms);
+  if (until > (paused.get(token) || 0)) paused.set(token, until);
+}
+
+// How long (ms) a request with `token` should still wait, as the last 429 of any of its
+// requests asked; 0 when none asks.
+export function pausedFor(token) {
+  const left = (paused.get(token) || 0) - Date.now();
+  if (left <= 0) paused.delete(token);
+  return Math.max(0, left);
+}
+
 // A fresh key per request makes a retry of that request safe (crypto.randomUUID needs a secure
 // context; a LAN address over plain http is not one).
 export function idempotencyKey() {
@@ -70,6 +89,7 @@ export async function call(method, path, { token, body, key } = {}) {
   }
   if (!response.ok) {
     const retryAfter = retryAfterMs(response.headers.get("Retry-After"), response.headers.get("Date"));
+    if (response.status === 429 && token && retryAfter) pause(token, retryAfter);
     throw new ApiError(response.status, data, retryAfter);
   }
   return data;

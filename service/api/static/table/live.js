@@ -2,7 +2,7 @@
 // dropped connection and sends Last-Event-ID, so the server resumes after the last entry seen.
 // When the browser gives up (an error answer), a new stream starts after the last entry seen.
 
-import { ApiError, eventsUrl, game, retryWait } from "./api.js";
+import { ApiError, eventsUrl, game, pausedFor, retryWait } from "./api.js";
 
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
 
@@ -41,6 +41,14 @@ export class Live {
   // ticket is spent, so it fails and the error handler below opens anew.
   async open() {
     if (this.stopped) return;
+    // A ticket counts against the limit of the token's other requests: after a 429 on any of
+    // them (a view polled, a move) it is asked for once that pause is over.
+    const held = this.token ? pausedFor(this.token) : 0;
+    if (held > 0) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.open(), held);
+      return;
+    }
     let ticket = null;
     if (this.token) {
       try {

@@ -3,7 +3,7 @@
 // page shows the legal moves its view carries, sends what the player chooses, and words a
 // refusal by its code.
 
-import { ApiError, game, idempotencyKey, retryWait } from "./api.js";
+import { ApiError, game, idempotencyKey, pausedFor, retryWait } from "./api.js";
 import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
 import { t, tn } from "./i18n.js";
@@ -279,12 +279,14 @@ class Table {
   }
 
   // Run `fetch` (a view fetched on a timer) in `pace` ms, or once the pause the server's last
-  // refusal asked for is over if that is later (Retry-After, up to RETRY_MAX_MS): sooner would
-  // be refused again, and count against the seat's limit. `timer`: the field stop() clears.
+  // refusal asked for is over if that is later (Retry-After, up to RETRY_MAX_MS): that of the
+  // view's own refusal, or a 429 on any request of the seat's token (they share its limit).
+  // Sooner would be refused again, and count against the seat's limit. `timer`: the field
+  // stop() clears.
   later(timer, pace, fetch) {
     clearTimeout(this[timer]);
     this[timer] = setTimeout(() => {
-      const left = this.quietUntil - Date.now();
+      const left = Math.max(this.quietUntil - Date.now(), this.token ? pausedFor(this.token) : 0);
       if (left > 0) this.later(timer, left, fetch);
       else fetch();
     }, pace);
@@ -475,6 +477,13 @@ class Table {
     const sending = this.sending;
     if (!sending || this.stopped) return;
     const { move, key } = sending;
+    // The seat's limit is spent (a 429 on any of its requests): sent now, the move would only
+    // be refused again.
+    const held = pausedFor(this.token);
+    if (held > 0) {
+      this.resendIn(sending, held);
+      return;
+    }
     try {
       const view = await game.move(this.gameId, this.token, move, key);
       this.sending = null;
@@ -495,11 +504,7 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       const problem = worded(error);
       if (problem.transient && this.token) {
-        const wait = retryWait(error, RESEND_MS);
-        sending.waiting = true;
-        sending.until = wait > RESEND_MS ? Date.now() + wait : null; // the usual pace is not worth a number
-        this.render();
-        this.resendTimer = setTimeout(() => this.send(), wait);
+        this.resendIn(sending, Math.max(retryWait(error, RESEND_MS), pausedFor(this.token)));
         return;
       }
       this.sending = null;
@@ -515,6 +520,15 @@ class Table {
         this.showProblem(error);
       }
     }
+  }
+
+  // The move in flight is sent again in `wait` ms, and the player told so.
+  resendIn(sending, wait) {
+    sending.waiting = true;
+    sending.until = wait > RESEND_MS ? Date.now() + wait : null; // the usual pace is not worth a number
+    this.render();
+    clearTimeout(this.resendTimer);
+    this.resendTimer = setTimeout(() => this.send(), wait);
   }
 
   moveName(move) {
