@@ -671,3 +671,42 @@ def test_a_429_holds_back_every_request_counted_against_the_seats_limit(
     after = [r for r in counted if r["sent"] > answered + READ_MS]
     assert after, counted
     assert after[0]["sent"] - answered >= SHARED_PAUSE_S * 1000 - SLACK_MS, counted
+
+
+def test_a_move_in_flight_reads_as_on_its_way_and_offers_no_train(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """Until the server answers a move, its tile says the move is on its way and no train says
+    "play here": a click there could do nothing (one move at a time)."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 5})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    held: list[Route] = []
+    # The server's answer waits until the test lets the move go on.
+    page.route("**/moves", lambda route: held.append(route))
+    tile = page.locator(".htile.playable").first
+    name = tile.get_attribute("data-tile") or ""
+    tile.click()
+    target = page.locator(".train-target.legal").first
+    train = target.get_attribute("data-train") or ""
+    with page.expect_request("**/moves"):
+        target.click()
+    expect(page.locator("#hint")).to_have_text(words("hint.sending"))
+    expect(page.locator(".train-target.legal")).to_have_count(0)
+    expect(page.locator(".play-flag")).to_have_count(0)
+    sent = page.locator(f'.htile[data-tile="{name}"]')
+    expect(sent).to_have_class(re.compile(r"\bsending\b"))
+    expect(sent).to_have_attribute("aria-label", re.compile(re.escape(words("tile.sending"))))
+    expect(page.locator(f'.train[data-train="{train}"] .sending-flag')).to_have_text(
+        words("train.sending")
+    )
+    screenshot(page, "in-flight")
+    assert len(held) == 1, held
+    held[0].fallback()
+    wait_shown(page, version + 1)
+    expect(page.locator(".htile.sending, .sending-flag")).to_have_count(0)
+    assert game.version() == version + 1

@@ -82,8 +82,9 @@ function trainState(view, train, { target, selected, open, last }) {
 // One train: who owns it, its marker, its tiles from the engine outwards and its open end.
 // `target` says whether the selected tile may be played here (null: no tile selected); `last`
 // is the table's last play when it went here, and `arriving` how far into its pop it is (ms;
-// null once the pop is over: a redraw after it does not start it again).
-export function trainRow(view, train, { target, selected, last, arriving, onChoose }) {
+// null once the pop is over: a redraw after it does not start it again). `sending`: a play on
+// this train is on its way to the server.
+export function trainRow(view, train, { target, selected, last, arriving, sending = false, onChoose }) {
   const open = view.open_doubles.includes(train.id);
   const oldest = open && view.open_doubles[0] === train.id && view.open_doubles.length > 1;
   const owner = train.owner === null ? null : view.players.find((p) => p.seat === train.owner);
@@ -103,7 +104,8 @@ export function trainRow(view, train, { target, selected, last, arriving, onChoo
   h("span", { class: "train-flags" },
     train.marked ? h("span", { class: "flag marked-flag" }, markerIcon(), " ", t("train.marked_short")) : null,
     open ? h("span", { class: "flag double-flag" }, oldest ? t("train.open_double_first") : t("train.open_double_short")) : null,
-    target === true ? h("span", { class: "flag play-flag" }, t("train.play_here")) : null));
+    target === true ? h("span", { class: "flag play-flag" }, t("train.play_here")) : null,
+    sending ? h("span", { class: "flag sending-flag" }, t("train.sending")) : null));
   const tiles = train.tiles.length
     ? train.tiles.map((tile, i) => trainTile(tile, { open: open && i === lastIndex, last: i === lastTile && sameTile(tile, last.tile), arriving }))
     : [h("span", { class: "empty" }, train.started ? "" : t("train.not_started"))];
@@ -115,20 +117,22 @@ export function trainRow(view, train, { target, selected, last, arriving, onChoo
 }
 
 // A tile of the hand. One without a move is shown dimmed and says why when chosen, instead of
-// being taken to a train the server would refuse.
-export function handTile(tile, { playable, selected, drawn, onSelect }) {
+// being taken to a train the server would refuse. While a move is in flight (`busy`) no tile
+// can be chosen; the one played (`sending`) says it is on its way.
+export function handTile(tile, { playable, selected, drawn, busy = false, sending = false, onSelect }) {
   const name = tileName(tile);
-  const words = [t("tile.name", { tile: name }), playable ? t("tile.playable") : t("tile.not_playable"), drawn ? t("tile.drawn") : null, selected ? t("tile.selected") : null];
+  const words = [t("tile.name", { tile: name }), sending ? t("tile.sending") : playable ? t("tile.playable") : t("tile.not_playable"), drawn ? t("tile.drawn") : null, selected && !sending ? t("tile.selected") : null];
   return h("button", {
     type: "button",
-    class: ["htile", playable && "playable", !playable && "unplayable", selected && "selected", drawn && "drawn"],
+    class: ["htile", playable && "playable", !playable && "unplayable", selected && !sending && "selected", sending && "sending", drawn && "drawn"],
     "aria-label": words.filter(Boolean).join(", "),
-    "aria-pressed": selected ? "true" : "false",
-    "aria-disabled": playable ? null : "true",
+    "aria-pressed": selected && !sending ? "true" : "false",
+    "aria-disabled": playable && !busy ? null : "true",
     dataset: { tile: name, key: `tile-${name}` },
     onclick: () => onSelect(tile),
   }, tileFace(tile, { vertical: true }),
-  playable ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null,
+  playable && !sending ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null,
+  sending ? h("span", { class: "sending-mark", "aria-hidden": "true" }, "…") : null,
   drawn ? h("span", { class: "new-flag", "aria-hidden": "true" }, t("tile.new")) : null);
 }
 

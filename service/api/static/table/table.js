@@ -415,6 +415,7 @@ class Table {
   // A tile chosen from the keyboard sends the focus on to the trains it can go to, so the next
   // Enter plays it. A tile without a move is not chosen: the hint says why.
   select(tile, byKeyboard = this.keyboard) {
+    if (this.sending) return; // one move at a time: the hint says the last one is on its way
     const same = this.selected && sameTile(this.selected, tile);
     if (!same && !this.legalFor(tile).length) {
       this.problem = { text: this.view.turn === this.seat ? whyNot(this.view, tile, { legal: this.legal }) : t("refuse.not_your_turn"), transient: false };
@@ -443,6 +444,7 @@ class Table {
   }
 
   choose(trainId, byKeyboard = this.keyboard) {
+    if (this.sending) return; // no train is offered meanwhile
     if (!this.selected) {
       this.problem = { text: t("refuse.choose_tile_first"), transient: false };
       this.render();
@@ -465,6 +467,7 @@ class Table {
     this.pendingFocus = byKeyboard;
     this.movedAt = this.view.version;
     this.sending = { move, key: idempotencyKey(), waiting: false, until: null };
+    this.render(); // the tile reads as on its way, and no train is offered for it meanwhile
     await this.send();
   }
 
@@ -848,16 +851,25 @@ class Table {
       this.token ? this.problemLine("rematch-problem") : null);
   }
 
+  // The play on its way to the server, if any: until it is answered no train is offered for
+  // its tile (a click there could do nothing: one move at a time).
+  inFlight() {
+    return this.sending && this.sending.move.action === "play" ? this.sending.move : null;
+  }
+
   felt() {
     const v = this.view;
-    const legalTrains = this.selected ? new Set(this.legalFor(this.selected).map((m) => m.train)) : null;
+    const flying = this.inFlight();
+    const choosing = this.sending ? null : this.selected;
+    const legalTrains = choosing ? new Set(this.legalFor(choosing).map((m) => m.train)) : null;
     // Each entry's play is a new object: its pop starts when it is first drawn.
     const now = performance.now();
     if (this.last !== this.arrived) [this.arrived, this.arrivedAt] = [this.last, now];
     const arriving = now - this.arrivedAt < ARRIVE_MS ? now - this.arrivedAt : null;
     const rows = v.trains.map((train) => trainRow(v, train, {
       target: legalTrains ? legalTrains.has(train.id) : null,
-      selected: this.selected,
+      selected: choosing,
+      sending: Boolean(flying && flying.train === train.id),
       last: this.last && this.last.train === train.id ? this.last : null,
       arriving,
       onChoose: (id) => this.choose(id),
@@ -880,9 +892,12 @@ class Table {
   rack() {
     const v = this.view;
     const hand = v.hand || [];
+    const flying = this.inFlight();
     const tiles = hand.map((tile) => handTile(tile, {
       playable: this.legalFor(tile).length > 0,
       selected: this.selected && sameTile(this.selected, tile),
+      busy: Boolean(this.sending),
+      sending: Boolean(flying && sameTile(flying.tile, tile)),
       drawn: this.drawn && sameTile(this.drawn, tile),
       onSelect: (chosen) => this.select(chosen),
     }));
