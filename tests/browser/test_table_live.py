@@ -710,3 +710,28 @@ def test_a_move_in_flight_reads_as_on_its_way_and_offers_no_train(
     wait_shown(page, version + 1)
     expect(page.locator(".htile.sending, .sending-flag")).to_have_count(0)
     assert game.version() == version + 1
+
+
+def test_a_table_whose_first_stream_ticket_is_refused_says_so_and_polls(
+    table_server: str, new_page: Pages
+) -> None:
+    """A table opened while the server issues no stream ticket is not left showing the view it
+    opened with: it says the connection is lost and fetches the view until a stream opens."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 503")
+    unavailable = {"title": "Service Unavailable", "status": 503, "code": "unavailable"}
+    page.route(
+        "**/stream-tickets",
+        lambda route: route.fulfill(
+            status=503, content_type="application/problem+json", body=json.dumps(unavailable)
+        ),
+    )
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+    hold_seat(page, game, 0)
+    version = game.version()
+    wait_shown(page, version)
+    expect(page.locator("#connection")).to_have_text(words("connection.down"))
+    move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+    game.api("POST", "/moves", game.tokens[1], json=move)
+    wait_shown(page, version + 1)

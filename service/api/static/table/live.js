@@ -60,6 +60,9 @@ export class Live {
           this.token = null;
           this.onRevoked();
         } else {
+          // No stream until a ticket is issued: the table says so and fetches the view
+          // meanwhile, as when an open stream drops (the first ticket too may be refused).
+          this.onState("down");
           this.retry(error);
           return;
         }

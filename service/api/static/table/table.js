@@ -313,10 +313,13 @@ class Table {
   onStream(state) {
     connection(state);
     this.heard.clear(); // a new stream (or none) starts from the view fetched now
-    clearTimeout(this.poller);
+    const was = this.polling;
     this.polling = state === "down";
-    if (this.polling) this.pollLater();
-    else if (state === "live") this.refresh({ ahead: false });
+    // Each failed attempt at a stream says "down" again: a poll already on its way keeps its
+    // pace rather than being put off by every attempt.
+    if (!this.polling) clearTimeout(this.poller);
+    else if (!was) this.pollLater();
+    if (state === "live") this.refresh({ ahead: false });
   }
 
   onEntry(entry) {
