@@ -243,3 +243,50 @@ def test_a_refusal_is_worded_for_people_and_a_lost_server_clears_itself(
     assert "does not match" not in problem.inner_text()
     cut["on"] = False
     wait_shown(page, game.version())
+
+
+def last_round(ann_before: int, bo_before: int) -> dict[str, Any]:
+    """The last of two double-6 rounds (engine 5-5), ann to play 2-3, her last tile, on her
+    own train; bo is left with 1-5 (6 points). Round one scored ``ann_before`` and
+    ``bo_before``."""
+    hands = [[[2, 3]], [[1, 5]]]
+    trains = {"0": [[5, 2]], "1": [[5, 4]], "mexican": None}
+    taken = {(2, 3), (1, 5), (2, 5), (4, 5), (5, 5)}
+    rest = [[a, b] for a in range(7) for b in range(a, 7) if (a, b) not in taken]
+    return {
+        "format": "mexican-train-position/1",
+        "players": PLAYERS,
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 2}},
+        "round": 2,
+        "engine": 5,
+        "turn": 0,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": rest,
+        "trains": trains,
+        "marked": [False, False],
+        "open_doubles": [],
+        "scores": [[ann_before], [bo_before]],
+    }
+
+
+def play_the_last_tile(table_server: str, page: Page, ann_before: int, bo_before: int) -> None:
+    game = create_from_position(table_server, last_round(ann_before, bo_before))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    expect(page.locator("#results .winners")).to_contain_text("ann")
+
+
+def test_a_tie_on_totals_says_how_the_winner_was_decided(table_server: str, page: Page) -> None:
+    """The final table says "lowest wins"; when the lowest total is shared and the tie-break
+    (most rounds gone out, then the lowest single round) decides, it says so: else two equal
+    totals and one winner read as a mistake."""
+    play_the_last_tile(table_server, page, 10, 4)  # 10 + 0 and 4 + 6: ann went out once
+    expect(page.locator("#results .tie-break")).to_have_text(words("score.tie_break", total=10))
+
+
+def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page) -> None:
+    play_the_last_tile(table_server, page, 9, 4)  # 9 against 10
+    expect(page.locator("#results .tie-break")).to_have_count(0)

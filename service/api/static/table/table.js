@@ -843,10 +843,17 @@ class Table {
   results() {
     const v = this.view;
     if (!this.score || v.status !== "game_over") return null;
-    const winners = (v.winners || this.score.winners || []).map((s) => v.players[s].name);
+    const seats = v.winners || this.score.winners || [];
+    const winners = seats.map((s) => v.players[s].name);
+    // The caption says the lowest total wins: alone, that reads as a mistake when another
+    // player has the winner's total and the tie-break decided (the engine's rule: most rounds
+    // gone out, then the lowest single round).
+    const best = this.score.players.find((p) => seats.includes(p.seat));
+    const tied = best && this.score.players.some((p) => !seats.includes(p.seat) && p.total === best.total);
     return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1" },
       h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: winners.join(" & ") })),
       scoreTable(this.score, v),
+      tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
       h("p", { class: "after-game" },
         this.token ? h("button", { type: "button", class: "primary", id: "rematch", onclick: (event) => this.rematch(event.currentTarget) }, t("rematch.button")) : null,
         " ",
