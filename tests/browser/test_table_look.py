@@ -552,3 +552,40 @@ def test_the_last_tile_arrives_once_and_not_again_on_every_redraw(
     page.locator(".htile.playable").first.click()  # the table is drawn again
     expect(page.locator(".htile.selected")).to_have_count(1)
     assert last.evaluate("e => e.getAnimations().length") == 0
+
+
+# A finger's target on a touch screen: 44 CSS px (Apple's guidelines; WCAG 2.5.5's enhanced
+# size). The hand's tiles, 36 px wide at 390 px and 72 high, are left out: wider, fewer would
+# fit a row of a phone.
+FINGER_PX = 44
+SMALL_TARGETS = """min => [...document.querySelectorAll(
+    'button, select, input, a.button, a.control, a.brand, [role=button]')]
+  .filter(e => !e.closest('.htile') && !e.closest('.row-tiles') && e.offsetParent !== null)
+  .map(e => { const r = e.getBoundingClientRect();
+    return {what: e.id || e.className || e.tagName, text: e.textContent.trim().slice(0, 24),
+            width: Math.round(r.width), height: Math.round(r.height)}; })
+  .filter(b => b.width < min || b.height < min)"""
+
+
+def test_on_a_touch_screen_every_control_is_a_finger_wide(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """On a phone every button, picker and link button of the table, a round's summary and a
+    game's end is at least a finger's size: the top bar's were 26 px high, the actions 35."""
+    page = new_page(viewport=SIZES["390"], has_touch=True, is_mobile=True)
+    game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 4})
+    game.api("POST", "/deal", game.host_token)
+    hold(page, game, game.api("GET")["turn"], "en")
+    page.locator(".htile.playable").first.click()
+    expect(page.locator(".train-target.legal").first).to_be_visible()
+    small = {"table": page.evaluate(SMALL_TARGETS, FINGER_PX)}
+    screenshot(page, "table-touch-390", full_page=True)
+    hold(page, create_from_position(table_server, finished("round_over", 3)), 0, "en")
+    expect(page.locator(".round-summary")).to_be_visible()
+    small["summary"] = page.evaluate(SMALL_TARGETS, FINGER_PX)
+    hold(page, create_from_position(table_server, finished("game_over", 1)), 0, "en")
+    expect(page.locator("#results")).to_be_visible()
+    small["final"] = page.evaluate(SMALL_TARGETS, FINGER_PX)
+    screenshot(page, "final-touch-390", full_page=True)
+    too_small = [f"{screen}: {box}" for screen, boxes in small.items() for box in boxes]
+    assert not too_small, "\n".join(too_small)
