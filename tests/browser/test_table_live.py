@@ -735,3 +735,29 @@ def test_a_table_whose_first_stream_ticket_is_refused_says_so_and_polls(
     move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
     game.api("POST", "/moves", game.tokens[1], json=move)
     wait_shown(page, version + 1)
+
+
+def test_a_device_gone_offline_says_so_and_catches_up_once_back_online(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """The browser knows when the device loses its network: the table says the connection is
+    lost then, rather than "Live" over a stream that brings nothing, and it reconnects as soon
+    as the network is back, not at the next step of its backoff."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    log.allow(r"net::ERR_INTERNET_DISCONNECTED")
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+    hold_seat(page, game, 0)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    version = game.version()
+    page.context.set_offline(True)
+    expect(notice).to_have_text(words("connection.down"))
+    move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+    game.api("POST", "/moves", game.tokens[1], json=move)
+    screenshot(page, "offline")
+    page.context.set_offline(False)
+    expect(notice).to_have_text(words("connection.live"))
+    wait_shown(page, version + 1)
+    screenshot(page, "back-online")

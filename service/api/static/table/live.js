@@ -34,6 +34,24 @@ export class Live {
 
   start(after) {
     this.last = Math.max(this.last, after);
+    // The browser knows when the device loses its network: an open stream may not fail for a
+    // long while then (a connection nobody closed brings nothing), so the table says it is
+    // down at once; and once the network is back it reconnects then, not at the next step of
+    // its backoff (up to 15 s after a long loss).
+    this.onOffline = () => {
+      if (this.stopped || this.ended) return;
+      clearTimeout(this.timer);
+      if (this.source) this.source.close();
+      this.onState("down");
+    };
+    this.onOnline = () => {
+      if (this.stopped || this.ended || this.connected || this.opening) return;
+      clearTimeout(this.timer);
+      this.failures = 0;
+      this.open();
+    };
+    window.addEventListener("offline", this.onOffline);
+    window.addEventListener("online", this.onOnline);
     this.open();
   }
 
@@ -51,6 +69,7 @@ export class Live {
     }
     let ticket = null;
     if (this.token) {
+      this.opening = true; // a ticket on its way: the network's return need not ask another
       try {
         ticket = (await game.ticket(this.gameId, this.token)).ticket;
       } catch (error) {
@@ -66,9 +85,12 @@ export class Live {
           this.retry(error);
           return;
         }
+      } finally {
+        this.opening = false;
       }
     }
     if (this.stopped) return;
+    if (this.source) this.source.close(); // one stream at a time
     const source = new EventSource(eventsUrl(this.gameId, ticket, this.last));
     this.source = source;
     source.addEventListener("open", () => {
@@ -123,6 +145,8 @@ export class Live {
   // The game has ended: the server closes the stream, which must not be reopened.
   stop() {
     this.stopped = true;
+    window.removeEventListener("offline", this.onOffline);
+    window.removeEventListener("online", this.onOnline);
     clearTimeout(this.timer);
     if (this.source) this.source.close();
     this.source = null;
