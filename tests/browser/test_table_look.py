@@ -589,3 +589,27 @@ def test_on_a_touch_screen_every_control_is_a_finger_wide(
     screenshot(page, "final-touch-390", full_page=True)
     too_small = [f"{screen}: {box}" for screen, boxes in small.items() for box in boxes]
     assert not too_small, "\n".join(too_small)
+
+
+def test_on_a_phone_the_turn_clock_stays_in_view_over_the_hand(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A phone scrolls down to the hand to play: the turn's clock must not scroll away with the
+    top of the page, or the player chooses a tile without seeing the time run out."""
+    game = create_game(
+        table_server,
+        {"players": ["ann", "bo", "cy", "di"], "seed": 4, "turn_seconds": 120},
+    )
+    game.api("POST", "/deal", game.host_token)
+    page = new_page(viewport=SIZES["390"])
+    hold(page, game, game.api("GET")["turn"], "en")
+    page.locator(".htile.playable").first.click()
+    # Where a player's thumb takes the page to play: the hand and its buttons at the bottom.
+    page.locator(".actions").evaluate("e => e.scrollIntoView({block: 'end'})")
+    assert page.evaluate("window.scrollY") > 0  # the page did scroll
+    bar = page.locator(".clock-bar").bounding_box()
+    assert bar is not None and bar["y"] >= 0 and bar["y"] + bar["height"] <= SIZES["390"]["height"]
+    # Nothing of the hand hides under it: the chosen tile is in view below it.
+    tile = page.locator(".htile.selected").bounding_box()
+    assert tile is not None and tile["y"] >= bar["y"] + bar["height"], (bar, tile)
+    screenshot(page, "clock-over-the-hand-390")
