@@ -392,8 +392,8 @@ def test_moves_and_your_turn_are_announced_and_focus_stays_in_play(
         wait_shown(page, before + 1)
         focused = page.evaluate("document.activeElement.outerHTML")
         # In the hand, or on the summary of a round this move ended (its key keeps the focus
-        # there through the renders of the entries that follow).
-        in_play = "!!document.activeElement.closest('.rack, .round-summary')"
+        # there through the renders of the entries that follow), or the game's final table.
+        in_play = "!!document.activeElement.closest('.rack, .round-summary, #results')"
         assert page.evaluate(in_play), focused
     said = page.evaluate("window.said")
     # The bot's move that hands over the turn is heard with "your turn", not overwritten by it.

@@ -290,3 +290,27 @@ def test_a_tie_on_totals_says_how_the_winner_was_decided(table_server: str, page
 def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page) -> None:
     play_the_last_tile(table_server, page, 9, 4)  # 9 against 10
     expect(page.locator("#results .tie-break")).to_have_count(0)
+
+
+def test_at_the_games_end_the_winner_comes_first_and_takes_the_focus(
+    table_server: str, page: Page
+) -> None:
+    """The last move of a game opens its last round's summary and the final table: who won is
+    what a player looks for, so it is above the summaries (on a phone, not 1500 px below them),
+    and the keyboard's focus goes to it."""
+    game = create_from_position(table_server, last_round(9, 4))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-3"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator('.train-target.legal[data-train="0"]')).to_be_focused()
+    page.keyboard.press("Enter")
+    results = page.locator("#results")
+    expect(results).to_be_focused()
+    expect(page.locator(".round-summary")).to_have_count(1)
+    # Read in one go: a render between two reads replaces both panels.
+    final_bottom, summary_top = page.evaluate(
+        """() => [document.querySelector('#results').getBoundingClientRect().bottom,
+                  document.querySelector('.round-summary').getBoundingClientRect().top]"""
+    )
+    assert final_bottom <= summary_top, (final_bottom, summary_top)

@@ -601,8 +601,9 @@ class Table {
       this.header(),
       this.transfer ? transferPanel(this.transfer, () => { this.transfer = null; this.render(); }) : null,
       clockBar(v, { mine: myTurn }),
-      this.summaryPanels(),
+      // Who won is what a player looks for at the end: above the rounds' summaries.
       this.results(),
+      this.summaryPanels(),
       v.status === "waiting_deal" ? this.lobby() : null,
       h("ol", { class: "players", "aria-label": t("table.players") }, v.players.map((p) => playerCard(v, p, this.seat, {
         hostAction: this.tableToken ? (player, name) => this.hostAction(player, name) : null,
@@ -625,10 +626,14 @@ class Table {
   // keyboard, on the hand (its first playable tile once it is this seat's turn again).
   placeFocus({ focused, inHand, handIndex, myTurn }) {
     if (this.focusSummary !== undefined && this.focusSummary !== null) {
-      const panel = this.app.querySelector(`#summary-${this.focusSummary}`);
-      this.focusSummary = null;
+      // The game's last round: its final table, above the summary, says the most. It comes
+      // with the scores, fetched after the last entry: until then the summary holds the focus.
+      const results = this.app.querySelector("#results");
+      const panel = results || this.app.querySelector(`#summary-${this.focusSummary}`);
+      if (results || this.view.status !== "game_over") this.focusSummary = null;
       if (panel && (this.keyboard || this.pendingFocus)) {
         panel.focus({ preventScroll: true });
+        if (results) this.pendingFocus = false; // the game is over: no play to go back to
         return;
       }
     }
@@ -850,7 +855,8 @@ class Table {
     // gone out, then the lowest single round).
     const best = this.score.players.find((p) => seats.includes(p.seat));
     const tied = best && this.score.players.some((p) => !seats.includes(p.seat) && p.total === best.total);
-    return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1" },
+    // Its key keeps the focus on it through the renders that follow (the hands revealed).
+    return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1", dataset: { key: "results" } },
       h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: winners.join(" & ") })),
       scoreTable(this.score, v),
       tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
