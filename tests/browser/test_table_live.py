@@ -761,3 +761,62 @@ def test_a_device_gone_offline_says_so_and_catches_up_once_back_online(
     expect(notice).to_have_text(words("connection.live"))
     wait_shown(page, version + 1)
     screenshot(page, "back-online")
+
+
+# A made-up Retry-After on a poll, longer than the page's own 2 s between resends, so that the
+# wait of a move made meanwhile is said in seconds.
+MOVE_PAUSE_S = 8
+
+
+def test_a_move_made_while_a_429_pauses_the_seat_waits_it_out_and_says_so(
+    table_server: str, new_page: Pages
+) -> None:
+    """A poll of the view refused 429 closes the seat's window for its moves too (one limit):
+    a move chosen meanwhile is not sent into it, the page says it waits and how long, and
+    sends it once the pause is over."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    log = new_page.log(page)
+    log.allow(r"status of 429")
+    log.allow(r"net::ERR_FAILED")  # the streams cut below
+    page.route(re.compile(r"/events\?.*access_token="), lambda route: route.abort())
+    game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 5})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    expect(page.locator("#connection")).to_have_text(words("connection.down"))
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    polls = finished(page, lambda r: r.method == "GET" and r.url == view_url)
+    posts = finished_posts(page)
+    problem = {"title": "Too Many Requests", "status": 429, "code": "rate_limited"}
+    refusals: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if refusals or route.request.method != "GET":
+            route.fallback()
+            return
+        refusals.append(route.request.url)
+        route.fulfill(
+            status=429,
+            headers={"Retry-After": str(MOVE_PAUSE_S)},
+            content_type="application/problem+json",
+            body=json.dumps(problem),
+        )
+
+    def refused_now(request: Request) -> bool:
+        response = request.response()
+        return request.url == view_url and response is not None and response.status == 429
+
+    page.route(view_url, refuse_once)
+    page.wait_for_event("requestfinished", refused_now, timeout=POLL_MS * 3)
+    answered = next(p["answered"] for p in polls if p["status"] == 429)
+    page.locator(".htile.playable").first.click()
+    page.locator(".train-target.legal").first.click()
+    waiting = re.escape(words("move.resending_after.other")).replace(r"\{n\}", r"\d+")
+    expect(page.locator("#problem")).to_contain_text(
+        re.compile(waiting.replace(r"\{move\}", "[^)]+"))
+    )
+    wait_shown(page, version + 1)
+    assert posts and posts[0]["status"] in (200, 201), posts
+    assert posts[0]["sent"] - answered >= MOVE_PAUSE_S * 1000 - SLACK_MS, (posts, answered)
