@@ -27,6 +27,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from devstack.gunicorn import Gunicorn
 from devstack.nginx import Nginx, install_nginx
@@ -130,7 +132,14 @@ def redis_answers(sock: Path) -> bool:
     second stops), with both writing the same append-only files."""
     if not sock.exists():
         return False
-    client = redis.Redis(unix_socket_path=str(sock), socket_timeout=2, socket_connect_timeout=2)
+    # Asked once: redis-py's default retries would hold every start after a killed stack for
+    # seconds, and a socket that does not answer now is not a running stack's.
+    client = redis.Redis(
+        unix_socket_path=str(sock),
+        socket_timeout=2,
+        socket_connect_timeout=2,
+        retry=Retry(NoBackoff(), 0),
+    )
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import redis
@@ -130,3 +131,30 @@ def test_the_single_pool_notice_says_why() -> None:
     assert single_pool_notice({"PORT": "9000"}).startswith(
         "nginx is not available: one gunicorn pool serves everything on 127.0.0.1:9000"
     )
+
+
+def test_redis_answers_asks_a_socket_that_is_no_redis_once(tmp_path: Path) -> None:
+    """``make run`` asks once and moves on: redis-py's own retries (three, with a growing
+    backoff) would hold every start after a killed stack for seconds. Here something listens on
+    the socket and hangs up at once, counting each connection it is asked for."""
+    sock = tmp_path / "redis.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    listener.listen(8)
+    accepted: list[int] = []
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: the test is over
+            accepted.append(1)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        assert not redis_answers(sock)
+    finally:
+        listener.close()
+    assert len(accepted) == 1, accepted
