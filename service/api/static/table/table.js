@@ -851,8 +851,8 @@ class Table {
     const seats = v.winners || this.score.winners || [];
     const winners = seats.map((s) => v.players[s].name);
     // The caption says the lowest total wins: alone, that reads as a mistake when another
-    // player has the winner's total and the tie-break decided (the engine's rule: most rounds
-    // gone out, then the lowest single round).
+    // player has the winner's total and the tie-break decided (docs/rules.md section 8: most
+    // rounds scored 0, then the lowest non-zero single round).
     const best = this.score.players.find((p) => seats.includes(p.seat));
     const tied = best && this.score.players.some((p) => !seats.includes(p.seat) && p.total === best.total);
     // Its key keeps the focus on it through the renders that follow (the hands revealed).
