@@ -19,7 +19,7 @@ from playwright.sync_api import Page, Request, Route, expect
 
 from devstack.redis_server import RedisServer
 from service.store import keys as store_keys
-from tests.browser.harness import Pages
+from tests.browser.harness import PageLog, Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
     CATALOGUE,
@@ -820,3 +820,32 @@ def test_a_move_made_while_a_429_pauses_the_seat_waits_it_out_and_says_so(
     wait_shown(page, version + 1)
     assert posts and posts[0]["status"] in (200, 201), posts
     assert posts[0]["sent"] - answered >= MOVE_PAUSE_S * 1000 - SLACK_MS, (posts, answered)
+
+
+def test_a_429_pauses_the_token_on_its_own_game_only(
+    table_server: str, page: Page, page_log: PageLog
+) -> None:
+    """The server counts a token's requests per game, and a rematch gives each seat (and the
+    table) the same token in the next game: a 429 in the finished game must not hold back the
+    requests of the next one, whose window is its own."""
+    page_log.allow(r"status of 429")
+    problem = {"title": "Too Many Requests", "status": 429, "code": "rate_limited"}
+    page.route(
+        "**/api/v1/games/finished",
+        lambda route: route.fulfill(
+            status=429,
+            headers={"Retry-After": "20"},
+            content_type="application/problem+json",
+            body=json.dumps(problem),
+        ),
+    )
+    page.goto(table_server + "/")
+    held = page.evaluate(
+        """async () => {
+          const api = await import('/table/api.js');
+          try { await api.call('GET', '/games/finished', {token: 'same-token'}); } catch (e) {}
+          return {finished: api.pausedFor('finished', 'same-token') > 0,
+                  next: api.pausedFor('next', 'same-token')};
+        }"""
+    )
+    assert held == {"finished": True, "next": 0}

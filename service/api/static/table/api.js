@@ -37,21 +37,31 @@ export function retryWait(error, least) {
 }
 
 // Every request with a seat's (or the table's) token on a game counts against one limit, that
-// token's: a 429 on any of them (a view polled, a stream ticket, a move) closes the window for
-// all, so each timed request of that token waits for the latest end asked (pausedFor), not only
-// the one refused. Keyed by token: a token is one seat of one game.
-const paused = new Map(); // token -> Date.now() at which its requests may go again
+// token's on that game: a 429 on any of them (a view polled, a stream ticket, a move) closes the
+// window for all, so each timed request of that token on that game waits for the latest end
+// asked (pausedFor), not only the one refused. Keyed by game and token: a rematch gives a seat
+// the same token in the next game, whose window is its own.
+const paused = new Map(); // "game token" -> Date.now() at which its requests may go again
 
-function pause(token, ms) {
-  const until = Date.now() + Math.min(RETRY_MAX_MS, ms);
-  if (until > (paused.get(token) || 0)) paused.set(token, until);
+const pauseKey = (gameId, token) => `${gameId} ${token}`;
+
+// The game a request's path is about ("" for none): /games/<id>/...
+function gameOf(path) {
+  const found = /^\/games\/([^/?]+)/.exec(path);
+  return found ? decodeURIComponent(found[1]) : "";
 }
 
-// How long (ms) a request with `token` should still wait, as the last 429 of any of its
-// requests asked; 0 when none asks.
-export function pausedFor(token) {
-  const left = (paused.get(token) || 0) - Date.now();
-  if (left <= 0) paused.delete(token);
+function pause(key, ms) {
+  const until = Date.now() + Math.min(RETRY_MAX_MS, ms);
+  if (until > (paused.get(key) || 0)) paused.set(key, until);
+}
+
+// How long (ms) a request with `token` on game `gameId` should still wait, as the last 429 of
+// any of its requests there asked; 0 when none asks.
+export function pausedFor(gameId, token) {
+  const key = pauseKey(gameId, token);
+  const left = (paused.get(key) || 0) - Date.now();
+  if (left <= 0) paused.delete(key);
   return Math.max(0, left);
 }
 
@@ -89,7 +99,7 @@ export async function call(method, path, { token, body, key } = {}) {
   }
   if (!response.ok) {
     const retryAfter = retryAfterMs(response.headers.get("Retry-After"), response.headers.get("Date"));
-    if (response.status === 429 && token && retryAfter) pause(token, retryAfter);
+    if (response.status === 429 && token && retryAfter) pause(pauseKey(gameOf(path), token), retryAfter);
     throw new ApiError(response.status, data, retryAfter);
   }
   return data;

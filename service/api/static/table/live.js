@@ -61,7 +61,7 @@ export class Live {
     if (this.stopped) return;
     // A ticket counts against the limit of the token's other requests: after a 429 on any of
     // them (a view polled, a move) it is asked for once that pause is over.
-    const held = this.token ? pausedFor(this.token) : 0;
+    const held = this.token ? pausedFor(this.gameId, this.token) : 0;
     if (held > 0) {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.open(), held);

@@ -286,7 +286,7 @@ class Table {
   later(timer, pace, fetch) {
     clearTimeout(this[timer]);
     this[timer] = setTimeout(() => {
-      const left = Math.max(this.quietUntil - Date.now(), this.token ? pausedFor(this.token) : 0);
+      const left = Math.max(this.quietUntil - Date.now(), this.token ? pausedFor(this.gameId, this.token) : 0);
       if (left > 0) this.later(timer, left, fetch);
       else fetch();
     }, pace);
@@ -485,7 +485,7 @@ class Table {
     const { move, key } = sending;
     // The seat's limit is spent (a 429 on any of its requests): sent now, the move would only
     // be refused again.
-    const held = pausedFor(this.token);
+    const held = pausedFor(this.gameId, this.token);
     if (held > 0) {
       this.resendIn(sending, held);
       return;
@@ -510,7 +510,7 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       const problem = worded(error);
       if (problem.transient && this.token) {
-        this.resendIn(sending, Math.max(retryWait(error, RESEND_MS), pausedFor(this.token)));
+        this.resendIn(sending, Math.max(retryWait(error, RESEND_MS), pausedFor(this.gameId, this.token)));
         return;
       }
       this.sending = null;
