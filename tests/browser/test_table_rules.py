@@ -296,8 +296,8 @@ def test_at_the_games_end_the_winner_comes_first_and_takes_the_focus(
     table_server: str, page: Page
 ) -> None:
     """The last move of a game opens its last round's summary and the final table: who won is
-    what a player looks for, so it is above the summaries (on a phone, not 1500 px below them),
-    and the keyboard's focus goes to it."""
+    what a player looks for, so it is above the summaries (on a phone, in view rather than
+    below them), and the keyboard's focus goes to it."""
     game = create_from_position(table_server, last_round(9, 4))
     hold_seat(page, game, 0)
     wait_shown(page, game.version())
