@@ -35,7 +35,8 @@ DEFAULTS: dict[str, Any] = {
     # silences it, as does REQUEST_LOG=0.
     "LOG_LEVEL": "info",
     "REQUEST_LOG": True,
-    # Game creations per client address per minute (service/api/limits.py). 0 turns it off.
+    # Creations (games and players) per client address per minute (service/api/limits.py). 0
+    # turns it off.
     "RATE_LIMIT_CREATE_PER_MINUTE": 0,
     # Redis client limits per process (service/store/connection.py says why these values).
     "REDIS_SOCKET_TIMEOUT_MS": 500,

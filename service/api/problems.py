@@ -36,7 +36,7 @@ class RateLimitPolicy(StrEnum):
     """The name of each limit, in the RateLimit headers and a 429's ``ratelimit.policy``."""
 
     TOKEN = "token"  # requests per token per game
-    CREATE = "create"  # game creations per address
+    CREATE = "create"  # creations (games and players) per address
     JOIN = "join"  # joins per address
     STREAMS = "streams"  # open streams per address (a cap at any moment, no window)
 
