@@ -69,9 +69,12 @@ class WorkQueue:
         stream = keys.WORK_MORE if more else keys.WORK_JOBS
         self.client.xadd(stream, {"g": game_id}, maxlen=MAX_JOBS, approximate=True)
 
-    def schedule(self, game_id: str, due_ms: int) -> None:
-        """The game will have a move to make at ``due_ms`` (a newer time replaces an older)."""
-        self.client.zadd(keys.WORK_DUE, {game_id: due_ms})
+    def schedule(self, game_id: str, due_ms: int, *, sooner: bool = False) -> None:
+        """The game will have a move to make at ``due_ms``: a time from the game's newest
+        record replaces an older one. ``sooner``: only if it comes before the time already
+        set; for a worker, whose record may be older than the time set meanwhile (a game
+        queued by a newer change, then put off by a worker finding it busy)."""
+        self.client.zadd(keys.WORK_DUE, {game_id: due_ms}, lt=sooner)
 
     def promote_due(self, now_ms: int, limit: int = 500) -> int:
         """Queue the games whose due time has come; how many."""

@@ -106,7 +106,7 @@ class Worker:
     def work(self, job: Job) -> None:
         game = job.game_id
         if not self.queue.lease(game, self.name, self.lease_ms):
-            self.queue.schedule(game, now_ms() + BUSY_RETRY_MS)
+            self.queue.schedule(game, now_ms() + BUSY_RETRY_MS, sooner=True)
             self.queue.done([job])
             return
         try:
@@ -122,5 +122,9 @@ class Worker:
         if outcome.more:
             self.queue.enqueue(game, more=True)
         if outcome.due_ms is not None:
-            self.queue.schedule(game, outcome.due_ms)
+            # Sooner only: what this slice read may be older than a time set meanwhile (a
+            # worker that found the lease held asked for a look in a moment: a change made
+            # after the read left a move due now). A look too early costs a read; one too
+            # late leaves a move due now waiting for a clock, up to a day away.
+            self.queue.schedule(game, outcome.due_ms, sooner=True)
         self.queue.done([job])
