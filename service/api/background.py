@@ -15,7 +15,7 @@ from service import rules
 from service.seating import Table, server_move_due
 from service.store.work import WorkQueue
 
-from .owed import write_or_owe
+from .owed import owe, write_or_owe
 
 #: CPU seconds of server moves one request may make before handing the rest to the worker.
 REQUEST_BUDGET_SECONDS = 0.2
@@ -46,9 +46,23 @@ def queue_now(work: WorkQueue, game_id: str) -> None:
     _owe_queue(work, game_id, None)
 
 
+def queue_soon(work: WorkQueue, game_id: str) -> None:
+    """Queue the game for the worker within a second, without waiting on Redis now: after a
+    change whose compare-and-set failed in a way that may yet store it (a timeout: a slow or
+    hung Redis runs a command its client gave up on). Such a change, answered 503, is stored
+    all the same, and its request, which hands its game over only after a store it saw, never
+    did: a game whose bots are to move then waited for a change nobody could make. A look at a
+    game with nothing due costs the worker one read."""
+    owe(_queue_key(game_id, None), lambda: _queue(work, game_id, None))
+
+
 def _owe_queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:
     # Keyed by the due time too: a later hand-over must not replace an earlier one's "now".
-    write_or_owe(f"work:{game_id}:{due_ms}", lambda: _queue(work, game_id, due_ms))
+    write_or_owe(_queue_key(game_id, due_ms), lambda: _queue(work, game_id, due_ms))
+
+
+def _queue_key(game_id: str, due_ms: int | None) -> str:
+    return f"work:{game_id}:{due_ms}"
 
 
 def _queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:

@@ -47,6 +47,12 @@ def write_or_owe(key: str, write: Callable[[], Any]) -> None:
         OWED.add(key, write)
 
 
+def owe(key: str, write: Callable[[], Any]) -> None:
+    """Owe ``write`` without trying it now (Redis just failed this request once: a second
+    try would cost it a second timeout); it is made within :data:`RETRY_SECONDS`."""
+    OWED.add(key, write)
+
+
 class Owed:
     """Writes Redis refused, by key (a newer write under a key replaces the older); the thread
     that makes them runs only while some wait."""

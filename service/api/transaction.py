@@ -46,7 +46,7 @@ from service.store import (
 )
 from service.store.tokens import hash_token, invite_digest, new_invite
 
-from .background import hand_over, request_budget
+from .background import hand_over, queue_soon, request_budget
 from .caching import CachePolicy, use_policy
 from .codes import Problem
 from .config import settings
@@ -251,6 +251,9 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
         raise not_found(g.record.game_id) from None
     except LogFull:
         raise log_full() from None
+    except redis.RedisError:
+        queue_soon(store().work, g.record.game_id)  # the change may be stored yet
+        raise
     _stored(g, change, version, applied)
     return json_response(payload, status, version=version)
 

@@ -1,0 +1,71 @@
+"""A change that reaches Redis after its request gave up on it: the request answers 503 (its
+compare-and-set timed out), Redis runs it a moment later, and the game must go on as after any
+stored change. Real gunicorn, worker and Redis; between gunicorn and Redis, a link that holds
+the compare-and-set back until gunicorn closed the connection (tests/faults/late_link.py), as a
+slow or briefly hung Redis does."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+import requests
+
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from devstack.worker import worker
+from service.store import scripts
+from tests.faults.late_link import LateLink
+from tests.live.helpers import auth, create, view
+
+pytestmark = pytest.mark.slow
+
+ENV = {"MIN_TURN_SECONDS": "1", "LOG_LEVEL": "warning"}
+
+
+@pytest.fixture()
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
+
+
+def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not holds():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.1)
+
+
+def test_a_change_stored_after_its_request_timed_out_still_hands_its_game_to_the_worker(
+    redis_server: RedisServer,
+) -> None:
+    """The host hands the last person's seat to a bot: the rest of the game is the worker's.
+    The request's compare-and-set reaches Redis only after the request answered 503, so the
+    request never queued the game. Before: the change was stored and nobody ever played the
+    bots' game (it was still at the stored version a minute later)."""
+    client = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+        worker({**ENV, "REDIS_URL": redis_server.url}),
+    ):
+        players: list[Any] = ["ann", *({"name": f"b{n}", "bot": "hard"} for n in range(3))]
+        game = create(base, players=players, auto_deal=True, seed=7)
+        gid = game["game_id"]
+        eventually(lambda: view(base, gid)["turn"] == 0, 60, "ann's turn never came")
+        before = view(base, gid)["version"]
+        link.hold_next(client.script_load(scripts.COMPARE_AND_SET).encode())
+        url = f"{base}/api/v1/games/{gid}/seats/0"
+        r = requests.put(url, json={"bot": "hard"}, headers=auth(game["host_token"]), timeout=30)
+        assert r.status_code == 503, r.text
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        eventually(lambda: view(base, gid)["version"] > before, 10, "the late change never ran")
+        stored = view(base, gid)["version"]
+        eventually(
+            lambda: view(base, gid)["version"] > stored,
+            30,
+            f"the bots' game stays at version {stored}: nobody queued it",
+        )
