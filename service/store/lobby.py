@@ -27,6 +27,7 @@ class Lobby:
         self._claim = client.register_script(scripts.CLAIM_SEEK_SEAT)
         self._close = client.register_script(scripts.CLOSE_SEEK_TABLE)
         self._forget = client.register_script(scripts.FORGET_SEEKER)
+        self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
 
     def list(self, limit: int) -> list[str]:
         """The newest public tables' ids (more than asked for: some may be gone or full)."""
@@ -55,6 +56,11 @@ class Lobby:
         given one there again."""
         if player is not None:
             self._forget(keys=list(keys.seek_keys(bucket)), args=[game_id, player])
+
+    def give_back(self, bucket: str, game_id: str) -> bool:
+        """A seat claimed at ``game_id`` was not taken (the seek failed): the next seek of
+        the bucket may have it, unless the table was closed meanwhile."""
+        return bool(self._give_back(keys=list(keys.seek_keys(bucket)), args=[game_id]))
 
     def close(self, bucket: str, game_id: str) -> int:
         """Take the table out of its bucket; the seats seekers claimed on it."""

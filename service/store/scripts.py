@@ -219,7 +219,9 @@ return 1
 # dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
 # ARGV[1]. Returns {game id, seat, 1 if the table is new}, or {game id, -1, 0} when that table
 # already seats the player. One script, so concurrent seeks are served one after another and
-# no table is ever given more seekers than seats, nor a player twice.
+# no table is ever given more seekers than seats, nor a player twice. A table whose seats are
+# all claimed keeps its counts until it is closed (CLOSE_SEEK_TABLE: its last seat taken, or
+# its open seats given to bots), so that a claim not taken can be given back (GIVE_BACK_SEAT).
 CLAIM_SEEK_SEAT = """
 local size = tonumber(ARGV[2])
 local player = ARGV[4]
@@ -231,12 +233,8 @@ if oldest[1] then
     return {game, -1, 0}
   end
   local seat = redis.call('HINCRBY', KEYS[2], game, 1) - 1
-  if seat + 1 >= size then
-    redis.call('ZREM', KEYS[1], game)
-    redis.call('HDEL', KEYS[2], game, game .. '|p')
-  elseif player ~= '' then
-    redis.call('HSET', KEYS[2], game .. '|p', seated .. player .. ' ')
-  end
+  if player ~= '' then redis.call('HSET', KEYS[2], game .. '|p', seated .. player .. ' ') end
+  if seat + 1 >= size then redis.call('ZREM', KEYS[1], game) end
   return {game, seat, 0}
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
@@ -253,6 +251,17 @@ local claimed = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p')
 return claimed
+"""
+
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket
+# A seat claimed there that its seeker did not take (its request failed) is claimable again,
+# and the table back in its bucket, first in line (its seekers wait there), unless the table
+# was closed meanwhile. Returns 1 when given back.
+GIVE_BACK_SEAT = """
+if not redis.call('HGET', KEYS[2], ARGV[1]) then return 0 end
+redis.call('HINCRBY', KEYS[2], ARGV[1], -1)
+redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+return 1
 """
 
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = a player id

@@ -1,6 +1,7 @@
 """A TCP link between the service and a real Redis that can hold one command back until its
 sender gave up waiting (its socket timeout) and closed the connection, then deliver it: a
-command that reaches a slow Redis late, and is run there after its client answered 503.
+command that reaches a slow Redis late, and is run there after its client answered 503. Or
+drop it: a command lost with its connection, never run.
 
 Nothing of Redis is imitated: bytes pass through unchanged, only later."""
 
@@ -20,6 +21,7 @@ class LateLink:
         self.upstream_port = upstream_port
         self.port = free_port()
         self.hold: bytes | None = None  # the marker of the command to hold back, once
+        self.deliver = True  # ... and then deliver (else drop) once its sender has left
         self.held = threading.Event()  # a command was held back
         self.delivered = threading.Event()  # ... and delivered after its sender left
         self._server = socket.create_server(("127.0.0.1", self.port))
@@ -29,10 +31,12 @@ class LateLink:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def hold_next(self, marker: bytes) -> None:
-        """Hold back the next command whose bytes contain ``marker``."""
+    def hold_next(self, marker: bytes, *, deliver: bool = True) -> None:
+        """Hold back the next command whose bytes contain ``marker``; once its sender has
+        closed the connection, deliver it to Redis, or drop it."""
         self.held.clear()
         self.delivered.clear()
+        self.deliver = deliver
         self.hold = marker
 
     def __enter__(self) -> Self:
@@ -64,7 +68,7 @@ class LateLink:
                     self.held.set()
                     continue
                 upstream.sendall(data)
-            if held:  # the sender gave up: its command reaches Redis now, and is run
+            if held and self.deliver:  # the sender gave up: its command reaches Redis now
                 upstream.sendall(held)
                 self.delivered.set()
 

@@ -17,7 +17,7 @@ import requests
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from devstack.worker import worker
-from service.store import scripts
+from service.store import keys, scripts
 from tests.faults.late_link import LateLink
 from tests.live.helpers import auth, create, view
 
@@ -69,3 +69,37 @@ def test_a_change_stored_after_its_request_timed_out_still_hands_its_game_to_the
             30,
             f"the bots' game stays at version {stored}: nobody queued it",
         )
+
+
+def seek(base: str, name: str) -> dict[str, Any]:
+    r = requests.post(f"{base}/api/v1/lobby/seek", json={"name": name, "players": 3}, timeout=30)
+    assert r.status_code == 201, r.text
+    seated: dict[str, Any] = r.json()
+    return seated
+
+
+def test_a_seat_a_failed_seek_claimed_goes_to_the_next_seek(redis_server: RedisServer) -> None:
+    """The third seek claims the last seat of the first one's table, then its compare-and-set
+    is lost (dropped with its connection: the seat stays open) and it answers 503. The next
+    seek must be given that seat. Before, the table had left its bucket with its last claim:
+    the next seek made a table of its own, and the first two seekers waited for ever."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        first, second = seek(base, "ann"), seek(base, "bo")
+        assert (second["game_id"], second["seat"]) == (first["game_id"], 1)
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode(), deliver=False)
+        url = f"{base}/api/v1/lobby/seek"
+        failed = requests.post(url, json={"name": "cy", "players": 3}, timeout=30)
+        assert (failed.status_code, failed.json()["code"]) == (503, "storage_unavailable")
+        assert link.held.is_set()
+        third = seek(base, "di")
+        assert (third["game_id"], third["seat"]) == (first["game_id"], 2)
+        table = view(base, first["game_id"])
+        assert [p["name"] for p in table["players"]] == ["ann", "bo", "di"]
+        # Full at last: out of its bucket, its claims forgotten; the next seek starts anew.
+        fourth = seek(base, "ed")
+        assert fourth["game_id"] != first["game_id"] and fourth["seat"] == 0
+        assert admin.hget(keys.seek_keys("standard|3|0|0")[1], first["game_id"]) is None

@@ -46,6 +46,17 @@ def test_a_closed_table_takes_no_more_seekers(lobby: Lobby) -> None:
     assert lobby.claim("b", "second000", 4, 3) == ("second000", 0, True)
 
 
+def test_a_seat_given_back_is_claimed_again_first(lobby: Lobby) -> None:
+    assert [lobby.claim("b", "first0000", 3, n)[1] for n in range(3)] == [0, 1, 2]
+    assert lobby.claim("b", "second000", 3, 10) == ("second000", 0, True)
+    assert lobby.give_back("b", "first0000")  # the table whose last claim failed, first again
+    assert lobby.claim("b", "fresh0000", 3, 11) == ("first0000", 2, False)
+    assert lobby.claim("b", "fresh0001", 3, 12) == ("second000", 1, False)
+    assert lobby.close("b", "first0000") == 3  # its last seat taken at last
+    assert not lobby.give_back("b", "first0000")  # closed: given back no more
+    assert lobby.claim("b", "fresh0002", 3, 13) == ("second000", 2, False)
+
+
 def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) -> None:
     """Eight threads seek at once, each on a connection of the client's pool (a cluster
     client's too): every seat is given once."""

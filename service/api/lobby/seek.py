@@ -130,6 +130,8 @@ def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Respons
             if made:  # a table not made stays out of its bucket: no later seek waits for it
                 lobby.close(wanted.bucket, game_id)
             lobby.forget(wanted.bucket, game_id, wanted.player)
+            if not made:  # the seat is still open: the next seek takes it (else its table
+                lobby.give_back(wanted.bucket, game_id)  # waits for nobody, out of the bucket)
         raise
     if seated is None:
         lobby.forget(wanted.bucket, game_id, wanted.player)
@@ -144,7 +146,8 @@ def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
         try:
             return transact(game_id, lambda g: sit(g, seat, wanted), keyed=False, attempts=8)
         except ApiError as err:
-            if err.kind is Problem.SEAT_TAKEN:
+            if err.kind is Problem.SEAT_TAKEN:  # no seat is open: full, or given to bots
+                store().lobby.close(wanted.bucket, game_id)
                 return None
             if err.kind is not Problem.GAME_NOT_FOUND:
                 raise
@@ -154,9 +157,10 @@ def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
             time.sleep(0.05)
 
 
-def sit(g: Loaded, seat: int, wanted: Seek) -> Decision:
-    if seat >= g.state.n_players or g.table.seats[seat].kind != SeatKind.OPEN:
-        raise ApiError(Problem.SEAT_TAKEN, "That seat was taken meanwhile.")
+def sit(g: Loaded, claimed: int, wanted: Seek) -> Decision:
+    """Sit at the claimed seat, or at the first one open: a seat given back by a seek that
+    failed is claimed again by number, maybe after a later seat's seeker took its own."""
+    seat = open_seat(g, claimed)
     record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=wanted.name)
     g.state.players[seat] = wanted.name
     g.table.seats[seat] = Seat(SeatKind.PERSON, player=wanted.player)
@@ -169,6 +173,16 @@ def sit(g: Loaded, seat: int, wanted: Seek) -> Decision:
         return 201, {"game_id": g.record.game_id, "version": version, "seat": seat, "token": token}
 
     return Decision(record, seat_events(record), digests, answer=answer, secret=True)
+
+
+def open_seat(g: Loaded, claimed: int) -> int:
+    seats = g.table.seats
+    if claimed < len(seats) and seats[claimed].kind == SeatKind.OPEN:
+        return claimed
+    found = next((n for n, seat in enumerate(seats) if seat.kind == SeatKind.OPEN), None)
+    if found is None:
+        raise ApiError(Problem.SEAT_TAKEN, "That seat was taken meanwhile.")
+    return found
 
 
 def make_table(game_id: str, wanted: Seek) -> Response:
