@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from base64 import b64encode
 from dataclasses import asdict, dataclass
@@ -22,6 +23,8 @@ import redis
 from redis.cluster import RedisCluster
 
 from . import keys, scripts
+
+log = logging.getLogger(__name__)
 
 #: A player registers at most this many webhooks.
 MAX_HOOKS = 10
@@ -102,16 +105,30 @@ class Webhooks:
         pipe.execute()
 
     def take_due(self, now_ms: int, limit: int, lease_ms: int = LEASE_MS) -> list[Delivery]:
+        """Up to ``limit`` deliveries due by ``now_ms``, each leased for ``lease_ms``. One that
+        cannot be read (written by another version, or damaged) is dropped, not returned:
+        taken again and again, it would stop every sender that meets it."""
         raw = self._take(keys=[keys.HOOK_DUE, keys.HOOK_JOBS], args=[now_ms, limit, lease_ms])
-        return [Delivery.from_json(job) for job in cast("list[bytes]", raw)]
+        pairs = cast("list[bytes]", raw)
+        out = []
+        for delivery_id, job in zip(pairs[::2], pairs[1::2], strict=True):
+            try:
+                out.append(Delivery.from_json(job))
+            except (orjson.JSONDecodeError, TypeError, ValueError) as err:
+                log.error("webhook delivery %r dropped: unreadable: %s", delivery_id, err)
+                self._drop(delivery_id.decode())
+        return out
 
     def retry(self, delivery: Delivery, due_ms: int) -> None:
         self.enqueue([delivery], due_ms)
 
     def done(self, delivery: Delivery) -> None:
+        self._drop(delivery.delivery_id)
+
+    def _drop(self, delivery_id: str) -> None:
         pipe = self.client.pipeline(transaction=False)
-        pipe.zrem(keys.HOOK_DUE, delivery.delivery_id)
-        pipe.hdel(keys.HOOK_JOBS, delivery.delivery_id)
+        pipe.zrem(keys.HOOK_DUE, delivery_id)
+        pipe.hdel(keys.HOOK_JOBS, delivery_id)
         pipe.execute()
 
     def pending(self) -> int:

@@ -280,14 +280,20 @@ return 1
 # KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
 # ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
 # The deliveries due now, each put back due after the lease: a sender that dies with one
-# leaves it to be taken again, and two senders never hold one at once. Returns their JSON.
+# leaves it to be taken again, and two senders never hold one at once. Returns each one's id
+# and JSON, in turn.
 TAKE_DUE_DELIVERIES = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
 local out = {}
 for _, id in ipairs(ids) do
   redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), id)
   local job = redis.call('HGET', KEYS[2], id)
-  if job then table.insert(out, job) else redis.call('ZREM', KEYS[1], id) end
+  if job then
+    table.insert(out, id)
+    table.insert(out, job)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
 end
 return out
 """

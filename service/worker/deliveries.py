@@ -48,12 +48,16 @@ class Sender:
         self.local = threading.local()
 
     def run(self, stop: threading.Event) -> None:
-        """Send due deliveries until ``stop`` is set; Redis errors pause, never end it."""
+        """Send due deliveries until ``stop`` is set; errors pause, never end it (nothing
+        else would: the worker's loop, and its liveness probe, go on without this thread)."""
         while not stop.is_set():
             try:
                 taken = self.step()
             except redis.RedisError as err:
                 log.warning("webhook sender: %s: %s", type(err).__name__, err)
+                taken = 0
+            except Exception:
+                log.exception("webhook sender")
                 taken = 0
             if not taken:
                 stop.wait(POLL_SECONDS)

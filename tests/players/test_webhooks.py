@@ -20,6 +20,7 @@ from standardwebhooks.webhooks import Webhook
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from devstack.worker import worker
+from service.store import keys
 from tests.live.helpers import answered, auth, create, entries, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
@@ -313,3 +314,25 @@ def test_only_the_player_manages_its_webhooks(server: str, hooks: Receiver) -> N
         assert register(server, ann, f"{hooks.url}/{n}").status_code == 201
     full = register(server, ann, hooks.url + "/eleventh")
     assert (full.status_code, full.json()["code"]) == (409, "too_many_webhooks")
+
+
+def test_a_delivery_that_cannot_be_read_holds_up_no_other(hooks: Receiver) -> None:
+    """A queued delivery the sender cannot read (written by another version of the service,
+    or damaged) is dropped, and every other one is sent. Before, it ended the sender's thread
+    for good at its first look, while the worker went on and passed its liveness probe: no
+    webhook was sent any more."""
+    with RedisServer() as redis_server, start_gunicorn(redis_server.url, env=ENV) as base:
+        client = redis.Redis.from_url(redis_server.url)
+        client.hset(keys.HOOK_JOBS, "msg_unreadable", b'{"delivery_id": "msg_unreadable"}')
+        client.zadd(keys.HOOK_DUE, {"msg_unreadable": 0})
+        ann = new_player(base, "ann")
+        made = register(base, ann, hooks.url + "/turns", events=["your_turn"])
+        assert made.status_code == 201, made.text
+        players = [
+            {"name": "ann", "player_token": ann["player_token"]},
+            {"name": "c", "bot": "greedy"},
+        ]
+        gid = create(base, players=players, auto_deal=True)["game_id"]
+        body = verified(hooks.next(), made.json()["secret"])
+        assert (body["type"], body["data"]["game_id"]) == ("your_turn", gid)
+        assert client.hget(keys.HOOK_JOBS, "msg_unreadable") is None

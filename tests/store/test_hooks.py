@@ -8,6 +8,7 @@ import pytest
 import redis
 from standardwebhooks.webhooks import Webhook
 
+from service.store import keys
 from service.store.hooks import MAX_HOOKS, Delivery, HookEvent, Webhooks
 
 
@@ -77,3 +78,16 @@ def test_a_delivery_whose_record_is_gone_is_dropped(
     redis_client.delete("mt:{hooks}:jobs")
     assert hooks.take_due(int(time.time() * 1000) + 1, 5) == []
     assert hooks.pending() == 0
+
+
+def test_a_delivery_that_cannot_be_read_is_dropped_and_the_others_taken(
+    hooks: Webhooks, redis_client: redis.Redis
+) -> None:
+    hooks.enqueue([delivery(1), delivery(2)], 1000)
+    redis_client.hset(keys.HOOK_JOBS, "msg_bad", b'{"delivery_id": "msg_bad"}')
+    redis_client.hset(keys.HOOK_JOBS, "msg_worse", b"not json")
+    redis_client.zadd(keys.HOOK_DUE, {"msg_bad": 1000, "msg_worse": 1000})
+    taken = hooks.take_due(1000, 10)
+    assert sorted(d.delivery_id for d in taken) == ["msg_1", "msg_2"]
+    assert hooks.pending() == 2
+    assert redis_client.hmget(keys.HOOK_JOBS, ["msg_bad", "msg_worse"]) == [None, None]
