@@ -22,7 +22,8 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_CLUSTER": False,
     "GAME_TTL_SECONDS": 7 * 24 * 3600,
     # A game never dealt expires this long after its creation (capped by GAME_TTL_SECONDS):
-    # anonymous creations that never play must not hold memory for days.
+    # anonymous creations that never play must not hold memory for days. A seek table whose
+    # open seats are to go to bots (within an hour, then dealt) lives GAME_TTL_SECONDS.
     "UNDEALT_TTL_SECONDS": 3600,
     "IDEMPOTENCY_TTL_SECONDS": 24 * 3600,
     "MAX_BODY_BYTES": 64 * 1024,

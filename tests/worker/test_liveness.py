@@ -91,3 +91,24 @@ def test_a_busy_games_retry_is_not_pushed_back_by_the_lease_holders_older_deadli
                 30,
                 f"nobody plays the bots' game; it is due at {client.zscore(keys.WORK_DUE, gid)}",
             )
+
+
+def test_a_seek_table_lives_until_its_bots_fill_it(redis_server: RedisServer) -> None:
+    """A seek table waits for people at most ``fill_with_bots_after`` seconds (up to an hour),
+    then its open seats go to bots. Never dealt, it expired ``UNDEALT_TTL_SECONDS`` (an hour)
+    after its last change: when its fill came as late as that, the table was gone the moment
+    the worker came to fill it (here both are 2 s: the table was not found)."""
+    env = {**ENV, "UNDEALT_TTL_SECONDS": "2"}
+    with start_gunicorn(redis_server.url, env=env) as base:
+        body = {"name": "ann", "players": 2, "fill_with_bots_after": 2}
+        seated = requests.post(f"{base}/api/v1/lobby/seek", json=body, timeout=10)
+        assert seated.status_code == 201, seated.text
+        gid = seated.json()["game_id"]
+
+        def filled() -> bool:
+            r = requests.get(f"{base}/api/v1/games/{gid}", timeout=10)
+            assert r.status_code == 200, f"the seek table is gone: {r.text}"
+            return r.json()["players"][1]["bot"] is not None
+
+        eventually(filled, 30, "the open seat never went to a bot")
+        assert view(base, gid)["round"] >= 1  # and the game is dealt: it lives on
