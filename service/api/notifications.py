@@ -23,7 +23,7 @@ from service.rules.log import Kind, rfc3339
 from service.seating import TURN_STARTS, Applied, Table
 from service.store.hooks import Delivery, HookEvent, Webhooks
 
-from .owed import write_or_owe
+from .owed import owe, write_or_owe
 from .store_access import store
 
 BOT_PLAYER_PREFIX = "bot-"  # a bot level's own player: it has no webhooks
@@ -47,6 +47,37 @@ def notify(
         hooks.enqueue(made, at_ms)
 
     write_or_owe(f"hooks:{game_id}:{version}", enqueue)
+
+
+def notify_if_stored(
+    game_id: str,
+    state: rules.GameState,
+    table: Table,
+    applied: Sequence[Applied],
+    version: int,
+    first: tuple[int, bytes],
+) -> None:
+    """:func:`notify`, owed, for a change whose compare-and-set failed with a Redis error: a
+    slow or hung Redis may run it after its client gave up (a timeout), and the change is then
+    stored though its request answered 503. Once Redis answers, its deliveries are queued if
+    the change turns out stored: ``first`` (the log index and the bytes of its first record)
+    is in the log. Else nothing is sent."""
+    if not applied or not any(_player(table, seat) for seat in range(len(table.seats))):
+        return
+    games, hooks, at_ms = store(), store().hooks, applied[-1].record.at_ms
+    made: list[Delivery] = []
+    looked: list[bool] = []  # the log was read and held the change: its deliveries are made
+
+    def enqueue() -> None:
+        if not looked:
+            index, record = first
+            if games.log_records(game_id, index)[:1] != [record]:
+                return  # not stored (another change took that place, or the game is gone)
+            made.extend(_all_deliveries(hooks, game_id, state, table, applied, version, at_ms))
+            looked.append(True)
+        hooks.enqueue(made, at_ms)
+
+    owe(f"hooks:{game_id}:{version}", enqueue)
 
 
 def _all_deliveries(

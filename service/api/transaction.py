@@ -53,7 +53,7 @@ from .config import settings
 from .etag import check_if_match, if_match_version, stale
 from .idempotency import request_idempotency_key
 from .limits import counted, rate_limited
-from .notifications import notify
+from .notifications import notify, notify_if_stored
 from .observability import record_cas_conflict, record_move
 from .owed import write_or_owe
 from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
@@ -252,10 +252,21 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
     except LogFull:
         raise log_full() from None
     except redis.RedisError:
-        queue_soon(store().work, g.record.game_id)  # the change may be stored yet
+        _maybe_stored(g, change, version, applied)
         raise
     _stored(g, change, version, applied)
     return json_response(payload, status, version=version)
+
+
+def _maybe_stored(g: Loaded, change: Change, version: int, applied: Sequence[Applied]) -> None:
+    """After a compare-and-set that failed with a Redis error: the change may be stored yet (a
+    slow or hung Redis runs a command its client gave up on), though answered 503. The worker
+    looks at the game (its bots or clock), and the webhooks the change owes are sent if it
+    turns out stored; neither waits on Redis now."""
+    game_id = g.record.game_id
+    queue_soon(store().work, game_id)
+    first = (g.record.version, change.records[0])
+    notify_if_stored(game_id, g.state, g.table, applied, version, first)
 
 
 def _view_answer(g: Loaded, version: int, applied: Sequence[Applied]) -> tuple[int, dict[str, Any]]:

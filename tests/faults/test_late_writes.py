@@ -6,6 +6,8 @@ slow or briefly hung Redis does."""
 
 from __future__ import annotations
 
+import json
+import random
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,7 +21,9 @@ from devstack.redis_server import RedisServer
 from devstack.worker import worker
 from service.store import keys, scripts
 from tests.faults.late_link import LateLink
-from tests.live.helpers import auth, create, view
+from tests.live.helpers import auth, create, play_turn, view
+from tests.players.helpers import new_player
+from tests.players.receiver import receiver
 
 pytestmark = pytest.mark.slow
 
@@ -103,3 +107,49 @@ def test_a_seat_a_failed_seek_claimed_goes_to_the_next_seek(redis_server: RedisS
         fourth = seek(base, "ed")
         assert fourth["game_id"] != first["game_id"] and fourth["seat"] == 0
         assert admin.hget(keys.seek_keys("standard|3|0|0")[1], first["game_id"]) is None
+
+
+def test_a_change_stored_after_its_request_timed_out_still_sends_its_webhooks(
+    redis_server: RedisServer,
+) -> None:
+    """The host hands bo's seat to a bot, which plays bo's turn in the same change and hands
+    the turn to ann, whose webhook asks for ``your_turn``. The change's compare-and-set
+    reaches Redis only after its request answered 503: the change is stored, and ann must
+    still be told. Before, she never was (no clock: the game waits on her)."""
+    client = redis.Redis.from_url(redis_server.url)
+    env = {**ENV, "WEBHOOK_ALLOW_HOSTS": "127.0.0.1", "WEBHOOK_RETRY_MS": "200"}
+    with (
+        receiver() as hooks,
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=env, with_worker=False) as base,
+        worker({**env, "REDIS_URL": redis_server.url}),
+    ):
+        ann = new_player(base, "ann")
+        made = requests.post(
+            f"{base}/api/v1/players/{ann['player_id']}/webhooks",
+            json={"url": hooks.url + "/turns", "events": ["your_turn"]},
+            headers=auth(ann["player_token"]),
+            timeout=10,
+        )
+        assert made.status_code == 201, made.text
+        players = [{"name": "ann", "player_token": ann["player_token"]}, "bo"]
+        game = create(base, players=players, auto_deal=True, seed=11)
+        gid, rng = game["game_id"], random.Random(11)
+        while view(base, gid)["turn"] == 0:  # ann's first turn, which may take several moves
+            play_turn(base, gid, game["seats"][0]["token"], rng)
+        before = view(base, gid)["version"]
+        link.hold_next(client.script_load(scripts.COMPARE_AND_SET).encode())
+        # bo's seat goes to a bot, which plays bo's turn in the same change: ann's turn next.
+        url = f"{base}/api/v1/games/{gid}/seats/1"
+        r = requests.put(url, json={"bot": "planner"}, headers=auth(game["host_token"]), timeout=30)
+        assert r.status_code == 503, r.text
+        eventually(lambda: view(base, gid)["version"] > before, 10, "the late change never ran")
+        stored = view(base, gid)
+        assert (stored["status"], stored["turn"]) == ("in_round", 0)
+        deadline = time.monotonic() + 15
+        while True:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, "ann was never told it is her turn"
+            got = json.loads(hooks.next(timeout=remaining).body)
+            if got["data"]["version"] == stored["version"]:
+                break
