@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -337,3 +338,37 @@ def test_a_rematch_asked_again_with_its_idempotency_key_gets_its_first_answer(se
     assert (unkeyed.status_code, unkeyed.json()) == (200, first.json())
     bad = send("POST", url, headers={**auth(ann), "Idempotency-Key": '"unclosed'})
     assert (bad.status_code, bad.json()["code"]) == (400, "malformed_idempotency_key")
+
+
+def test_a_rematch_of_bots_alone_starts_at_once() -> None:
+    """A table of bots has no seat to claim: its rematch deals at once. Before, it waited for
+    a claim window nobody could use (here an hour; REMATCH_CLAIM_SECONDS, a minute by
+    default)."""
+    env = {**ENV, "REMATCH_CLAIM_SECONDS": "3600"}
+    with RedisServer() as redis_server, start_gunicorn(redis_server.url, env=env) as base:
+        players = [{"name": f"b{n}", "bot": "greedy"} for n in range(3)]
+        options = {"rounds": 1, "set": 6, "hand_size": 5}
+        game = create(base, players=players, options=options, auto_deal=True)
+        gid = game["game_id"]
+        eventually(lambda: status(base, gid)["status"] == "game_over", 60, "no first game's end")
+        made = ask(base, gid, game["table_token"])
+        assert made.status_code == 201, made.text
+        new = made.json()["game_id"]
+        assert status(base, new)["version"] >= 1
+        eventually(
+            lambda: status(base, new)["status"] != "waiting_deal", 30, "the rematch is not dealt"
+        )
+
+
+def status(base: str, gid: str) -> dict[str, Any]:
+    r = requests.get(f"{base}/api/v1/games/{gid}", timeout=10)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not holds():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.1)

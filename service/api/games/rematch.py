@@ -22,7 +22,7 @@ from flask import Response
 from service import rules
 from service.rules import RoleKind
 from service.rules.log import TICK_MS, By, Kind, Record
-from service.seating import Listing, Seat, Table
+from service.seating import Listing, Seat, SeatKind, Table
 from service.store import GameNotFound, RematchClosed
 
 from ..background import queue_now
@@ -124,11 +124,14 @@ def next_game(g: Loaded) -> NewGame:
     state = rules.new_game(list(g.state.players), options["preset"], options["options"])
     table = Table([Seat(s.kind, s.bot, player=s.player) for s in old.seats])
     table.auto_deal, table.turn_seconds = old.auto_deal, old.turn_seconds
+    # A table of bots alone has no seat to claim: no window, and it deals at once (it waited
+    # for the window's end, a minute by default, before).
+    claims = any(seat.kind == SeatKind.PERSON for seat in table.seats)
     table.listing = Listing(
         public=old.listing.public,
         rated=old.listing.rated,
         rematch_of=g.record.game_id,
-        claim_until_ms=created + settings().rematch_claim_seconds * 1000,
+        claim_until_ms=created + settings().rematch_claim_seconds * 1000 if claims else None,
     )
     table.created_ms, table.tick_ms = created, TICK_MS
     creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
