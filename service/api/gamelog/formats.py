@@ -264,6 +264,7 @@ def stream(
         yield b""  # the headers go out at once, as with SSE's first line, not with an entry
     reader = Reader(viewer, media, after, writer)
     ends = time.monotonic() + lifetime
+    rewinds = feed.rewinds
     seq, present = feed.presence_seq, feed.presence
     while True:
         reader.flush()
@@ -282,6 +283,10 @@ def stream(
         left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
+        if feed.rewinds != rewinds:  # Redis lost entries: was this reader sent one of them?
+            if reader.last > feed.rewound_to:
+                return
+            rewinds = feed.rewinds
         reader.wait(feed, left, seq, beats)
         caught_up(feed)
         if not feed.gone and reader.quiet():

@@ -78,6 +78,11 @@ class Feed:
         self.known = 0  # the newest version this process heard of
         self.final: int | None = None  # the version of the entry that ended the game
         self.gone = False  # the game expired or was deleted: its readers end
+        # Times the stored log was found shorter than this feed (Redis lost changes it had
+        # published), and the stored version the last time: a reader sent an entry past it
+        # holds one that no longer exists, and its stream ends.
+        self.rewinds = 0
+        self.rewound_to = 0
         self.readers = 0
         self.idle_since = time.monotonic()
         # Rung (set, then replaced by a fresh one) on every change a reader waits for. Under
@@ -188,6 +193,23 @@ class Feed:
                 self.known = version
                 # Parked readers were sent what the feed holds: only a feed behind needs them.
                 self._ring(parked=version > len(self.entries))
+
+    def rewind(self, version: int) -> None:
+        """The stored log holds ``version`` entries, fewer than this feed: Redis lost changes
+        it had published (a restart from an AOF that missed its last second, a failover to a
+        replica behind). The entries are read again from the log as it is; readers sent an
+        entry past ``version`` are woken, and their streams end. Before, the feed kept the lost
+        entries, served them, and took the game's next entries at those versions for news it
+        had: a reader past them heard nothing until the game passed its position."""
+        with self._reading, self._changing:
+            self.replayer = Replayer(moves=True)
+            self.entries = []
+            self._rendered.clear()
+            self.final = None
+            self.known = version
+            self.rewinds += 1
+            self.rewound_to = version
+            self._ring(parked=True)
 
     def vanish(self) -> None:
         """The game is gone: wake its readers, who end."""
@@ -358,13 +380,18 @@ class Hub:
             self._see(followed)
 
     def _reread(self, feeds: list[Feed]) -> None:
-        """Read the games' versions: a newer one wakes their readers, who catch up."""
+        """Read the games' versions: a newer one wakes their readers, who catch up; one older
+        than the entries a feed held before the read means Redis lost some (a feed may take
+        newer ones while the read is on its way)."""
         if not feeds:
             return
+        held = [len(feed.entries) for feed in feeds]
         states = self.store.versions_and_tables([feed.game_id for feed in feeds])
-        for feed, (version, _) in zip(feeds, states, strict=True):
+        for feed, had, (version, _) in zip(feeds, held, states, strict=True):
             if version is None:
                 feed.vanish()
+            elif version < had:
+                feed.rewind(version)
             else:
                 feed.heard(version)
 
