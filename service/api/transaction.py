@@ -239,7 +239,7 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             kept=kept,
             token=g.scope,
             idempotency_key=g.idem_key,
-            dealt=ever_dealt(g.state, g.table),
+            dealt=lives_long(g.state, g.table),
             seen=g.seen,
         )
         if g.seen is not None:
@@ -311,7 +311,7 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
         if applied:
             try:
                 change = change_of(g, applied, digests)
-                store().save(game_id, record.version, change, dealt=ever_dealt(g.state, g.table))
+                store().save(game_id, record.version, change, dealt=lives_long(g.state, g.table))
             except VersionConflict:
                 continue  # a person acted meanwhile: decide again on what is stored
             except (LogFull, GameNotFound):
@@ -419,7 +419,7 @@ def create(
         game.seat_digests,
         records,
         table=orjson.dumps(table.to_json()),
-        dealt=ever_dealt(game.state, game.table),
+        dealt=lives_long(game.state, game.table),
         table_token=game.table_token,
         game_id=game.game_id,
         keeps=None if game.keeps is None else game.keeps[:2],
@@ -514,7 +514,7 @@ def table_view(body: dict[str, Any], table: Table, here: list[bool]) -> dict[str
     return body
 
 
-def ever_dealt(state: rules.GameState, table: Table) -> bool:
+def lives_long(state: rules.GameState, table: Table) -> bool:
     """Whether the game lives GAME_TTL_SECONDS: a round was ever dealt, or bots are to take its
     open seats (a seek table's fill, up to an hour away, must find it there). Else it lives
     only UNDEALT_TTL_SECONDS from its last change: a fill as late as that found it gone."""
