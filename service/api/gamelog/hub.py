@@ -198,9 +198,9 @@ class Feed:
         """The stored log holds ``version`` entries, fewer than this feed: Redis lost changes
         it had published (a restart from an AOF that missed its last second, a failover to a
         replica behind). The entries are read again from the log as it is; readers sent an
-        entry past ``version`` are woken, and their streams end. Before, the feed kept the lost
-        entries, served them, and took the game's next entries at those versions for news it
-        had: a reader past them heard nothing until the game passed its position."""
+        entry past ``version`` are woken, and their streams end: kept, the lost entries would be
+        served, and the game's next entries at those versions taken for news the feed had, so a
+        reader past them would hear nothing until the game passed its position."""
         with self._reading, self._changing:
             self.replayer = Replayer(moves=True)
             self.entries = []
