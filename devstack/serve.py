@@ -28,6 +28,7 @@ from pathlib import Path
 
 import redis
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, BusyLoadingError
 from redis.retry import Retry
 
 from devstack.gunicorn import Gunicorn
@@ -142,6 +143,8 @@ def redis_answers(sock: Path) -> bool:
     )
     try:
         return bool(client.ping())
+    except (BusyLoadingError, AuthenticationError, redis.ResponseError):
+        return True  # a Redis loading its files, or wanting a password, is running there
     except (redis.RedisError, OSError):
         return False  # a socket file left by a stack that was killed: the new Redis replaces it
     finally:

@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import redis
 import requests
 
@@ -158,3 +159,35 @@ def test_redis_answers_asks_a_socket_that_is_no_redis_once(tmp_path: Path) -> No
     finally:
         listener.close()
     assert len(accepted) == 1, accepted
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"-LOADING Redis is loading the dataset in memory\r\n",
+        b"-NOAUTH Authentication required.\r\n",
+    ],
+)
+def test_a_redis_that_answers_with_an_error_is_a_running_one(tmp_path: Path, reply: bytes) -> None:
+    """A Redis still loading its append-only file, or one that wants a password, is a server
+    on the socket all the same: a second one must not take the socket from it."""
+    sock = tmp_path / "redis.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    listener.listen(8)
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: the test is over
+            with conn:
+                if conn.recv(4096):
+                    conn.sendall(reply)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        assert redis_answers(sock)
+    finally:
+        listener.close()
