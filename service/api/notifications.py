@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator, Sequence
+from hashlib import blake2b
 from typing import Any
 
 import orjson
@@ -77,7 +78,9 @@ def notify_if_stored(
             looked.append(True)
         hooks.enqueue(made, at_ms)
 
-    owe(f"hooks:{game_id}:{version}", enqueue)
+    # Keyed by the record too: under notify's key it would replace the deliveries another
+    # change of this version owes, stored, when this one was not.
+    owe(f"hooks:{game_id}:{version}:{blake2b(first[1], digest_size=8).hexdigest()}", enqueue)
 
 
 def _all_deliveries(

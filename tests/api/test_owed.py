@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -53,3 +54,44 @@ def test_writes_wait_while_redis_is_away_and_are_made_when_it_is_back(
         server.start()
         assert made_within(lambda: len(owing) == 0)
         assert [client.get(f"made{n}") for n in range(3)] == [b"1"] * 3
+
+
+class _Hooks:
+    def __init__(self) -> None:
+        self.away = True
+        self.queued: list[object] = []
+
+    def enqueue(self, made: list[object], at_ms: int) -> None:
+        if self.away:
+            raise redis.ConnectionError("away")
+        self.queued.extend(made)
+
+
+def test_deliveries_owed_by_a_stored_change_survive_a_failed_change_at_its_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two changes at one version in one process: one stored, whose deliveries Redis refused
+    (owed), and one whose compare-and-set failed with a Redis error (its deliveries owed if it
+    turns out stored). Only the first is in the log: its deliveries must still be sent."""
+    from types import SimpleNamespace
+
+    from service.api import notifications
+
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(owed, "OWED", owed.Owed())
+    hooks = _Hooks()
+    games = SimpleNamespace(hooks=hooks, log_records=lambda game_id, index: [b"stored"])
+    monkeypatch.setattr(notifications, "store", lambda: games)
+    monkeypatch.setattr(notifications, "_player", lambda table, seat: "p1")
+    monkeypatch.setattr(notifications, "_all_deliveries", lambda *args: [args[4][-1].record.text])
+    table: Any = SimpleNamespace(seats=[None])
+    state: Any = None
+
+    def change(text: str) -> Any:
+        return [SimpleNamespace(record=SimpleNamespace(at_ms=1, text=text))]
+
+    notifications.notify("g1", state, table, change("stored"), 5)
+    notifications.notify_if_stored("g1", state, table, change("lost"), 5, (4, b"lost"))
+    hooks.away = False
+    assert made_within(lambda: len(owed.OWED) == 0)
+    assert hooks.queued == ["stored"]
