@@ -10,7 +10,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -31,7 +31,7 @@ from service.api.gamelog.formats import (
 from service.api.gamelog.hub import Feed
 from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
 from service.rules import Role
-from service.store import GameStore
+from service.store import GameStore, keys
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import (
     NDJSON,
@@ -402,3 +402,55 @@ def received(sock: socket.socket, got: bytes) -> bytes:
     data = sock.recv(4096)
     assert data, f"the stream ended: {got!r}"
     return data
+
+
+def test_a_stream_not_sent_a_lost_entry_goes_on_after_a_rewind(
+    records: list[bytes], redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis lost entries 9 and 10, which this stream (at 8) was never sent; the game took
+    new ones before the stream woke. The stream must go on with the stored log: it ended,
+    judged on the new entries it had just sent as if they were lost ones."""
+    client = redis.Redis.from_url(redis_server.url)
+    game_id = f"rewind{random.randrange(10**9)}"
+    client.hset(keys.game_key(game_id), "v", 8)
+    client.rpush(keys.log_key(game_id), *records[:8])
+    f = Feed(game_id, GameStore(client))
+    f._append(records[:8])
+    f.heard(8)
+    waiting, ended, sent = threading.Event(), threading.Event(), bytearray()
+    wait = f.wait
+
+    def watched(after: int, timeout: float, presence_seq: int | None = None) -> bool:
+        waiting.set()
+        return wait(after, timeout, presence_seq)
+
+    monkeypatch.setattr(f, "wait", watched)
+
+    def follow() -> None:
+        for data in stream(f, 8, Viewer(Role.PUBLIC), Media.SSE, lifetime=3 * WAIT):
+            sent.extend(data)
+        ended.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    assert waiting.wait(WAIT)
+    f._append(records[8:10])  # published, then lost: a waiting stream is not woken for them
+    f.rewind(8)  # the ticker read version 8
+
+    def has(version: int) -> Callable[[], bool]:
+        return lambda: b"id: %d\n" % version in sent
+
+    for version in (9, 10, 11):  # the game goes on from the stored log
+        client.rpush(keys.log_key(game_id), records[version - 1])
+        client.hset(keys.game_key(game_id), "v", version)
+        f.heard(version)
+        assert until(has(version)), (version, bytes(sent))
+    assert not ended.is_set()
+
+
+def until(holds: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + WAIT
+    while not holds():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -270,6 +270,12 @@ def stream(
         reader.flush()
         if reader.broken:
             return
+        # Redis lost entries: was this reader sent one of them? Asked with nothing yielded
+        # before the read of the entries: an entry taken after a rewind is not a lost one.
+        if feed.rewinds != rewinds:
+            if reader.last > feed.rewound_to:
+                return
+            rewinds = feed.rewinds
         batch, over = cut(feed.since(reader.last), viewer)
         if batch:
             yield b"".join(viewer.frame(feed, entry, media) for entry in batch)
@@ -283,10 +289,6 @@ def stream(
         left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
-        if feed.rewinds != rewinds:  # Redis lost entries: was this reader sent one of them?
-            if reader.last > feed.rewound_to:
-                return
-            rewinds = feed.rewinds
         reader.wait(feed, left, seq, beats)
         caught_up(feed)
         if not feed.gone and reader.quiet():
