@@ -153,3 +153,30 @@ def test_a_change_stored_after_its_request_timed_out_still_sends_its_webhooks(
             got = json.loads(hooks.next(timeout=remaining).body)
             if got["data"]["version"] == stored["version"]:
                 break
+
+
+def test_a_seeker_seated_by_a_late_change_is_not_seated_again_at_its_table(
+    redis_server: RedisServer,
+) -> None:
+    """cy's seek is answered 503, but its compare-and-set reaches Redis late: cy sits at
+    seat 2, and its seat was given back. cy seeks again and is offered that table, first in
+    line: it must be told it sits there already. Before, it took the table's last seat too,
+    one player in two seats."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        cy = new_player(base, "cy")
+        url, four = f"{base}/api/v1/lobby/seek", {"players": 4}
+        first = requests.post(url, json={"name": "ann", **four}, timeout=30).json()
+        requests.post(url, json={"name": "bo", **four}, timeout=30).raise_for_status()
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode())
+        body = {"name": "cy", "player_token": cy["player_token"], **four}
+        late = requests.post(url, json=body, timeout=30)
+        assert late.status_code == 503, late.text
+        eventually(lambda: view(base, first["game_id"])["players"][2]["name"] == "cy", 10, "")
+        again = requests.post(url, json=body, timeout=30)
+        names = [p["name"] for p in view(base, first["game_id"])["players"]]
+        assert names.count("cy") == 1, names
+        assert (again.status_code, again.json()["code"]) == (409, "already_seated"), again.text

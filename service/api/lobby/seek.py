@@ -160,6 +160,7 @@ def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
 def sit(g: Loaded, claimed: int, wanted: Seek) -> Decision:
     """Sit at the claimed seat, or at the first one open: a seat given back by a seek that
     failed is claimed again by number, maybe after a later seat's seeker took its own."""
+    not_seated(g, wanted)
     seat = open_seat(g, claimed)
     record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=wanted.name)
     g.state.players[seat] = wanted.name
@@ -173,6 +174,18 @@ def sit(g: Loaded, claimed: int, wanted: Seek) -> Decision:
         return 201, {"game_id": g.record.game_id, "version": version, "seat": seat, "token": token}
 
     return Decision(record, seat_events(record), digests, answer=answer, secret=True)
+
+
+def not_seated(g: Loaded, wanted: Seek) -> None:
+    """The seeker's claims forget a seek answered 503 whose change was stored all the same (a
+    slow Redis ran it late), and its seat is given back: the table, first in line again, must
+    not seat that player twice."""
+    if wanted.player is not None and any(s.player == wanted.player for s in g.table.seats):
+        raise ApiError(
+            Problem.ALREADY_SEATED,
+            "This player already has a seat at the table this seek would give.",
+            extra={"game_id": g.record.game_id},
+        )
 
 
 def open_seat(g: Loaded, claimed: int) -> int:
