@@ -420,9 +420,11 @@ def test_a_stream_not_sent_a_lost_entry_goes_on_after_a_rewind(
     waiting, ended, sent = threading.Event(), threading.Event(), bytearray()
     wait = f.wait
 
-    def watched(after: int, timeout: float, presence_seq: int | None = None) -> bool:
+    def watched(
+        after: int, timeout: float, presence_seq: int | None = None, rewinds: int | None = None
+    ) -> bool:
         waiting.set()
-        return wait(after, timeout, presence_seq)
+        return wait(after, timeout, presence_seq, rewinds)
 
     monkeypatch.setattr(f, "wait", watched)
 
@@ -454,3 +456,30 @@ def until(holds: Callable[[], bool]) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def test_a_waiting_stream_sent_a_lost_entry_ends_at_the_rewind(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """A stream with no writer of the feed's (it waits on the feed's bell) was sent entries 9
+    and 10, then Redis lost them. It must end at the rewind, not at its next keep-alive: its
+    wait, for a version past 10, went on through the rewind's ring."""
+    client = redis.Redis.from_url(redis_server.url)
+    game_id = f"rewind{random.randrange(10**9)}"
+    client.hset(keys.game_key(game_id), "v", 8)
+    client.rpush(keys.log_key(game_id), *records[:8])
+    f = Feed(game_id, GameStore(client))
+    f._append(records[:10])
+    f.heard(10)
+    ended, sent = threading.Event(), bytearray()
+
+    def follow() -> None:
+        for data in stream(f, 8, Viewer(Role.PUBLIC), Media.SSE, lifetime=3 * KEEPALIVE_SECONDS):
+            sent.extend(data)
+        ended.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    assert until(lambda: b"id: 10\n" in sent)
+    time.sleep(0.2)  # the stream waits for a version past 10
+    f.rewind(8)
+    assert ended.wait(KEEPALIVE_SECONDS / 2), "the stream sent lost entries waits on"

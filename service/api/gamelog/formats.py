@@ -208,16 +208,17 @@ class Reader:
             rest, self.rest = self.rest, b""
             self.writer.finish(rest)
 
-    def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool) -> None:
-        """Wait for what the stream must send, at most ``left`` seconds. A parked reader's
+    def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool, rewinds: int) -> None:
+        """Wait for what the stream must send, or a rewind since ``rewinds``, at most ``left``
+        seconds. A parked reader's
         keep-alives are the feed's (:meth:`Feed.sweep`), so its greenlet sleeps on unless its
         loop ``beats`` (a seat's presence) every ``KEEPALIVE_SECONDS``."""
         self.pushed = False
         quiet = min(KEEPALIVE_SECONDS, left)
         if self.parks():
-            feed.park(self, quiet if beats else left, presence_seq)
+            feed.park(self, quiet if beats else left, presence_seq, rewinds)
         else:
-            feed.wait(self.last, quiet, presence_seq)
+            feed.wait(self.last, quiet, presence_seq, rewinds)
 
     def quiet(self) -> bool:
         """Whether the stream has sent nothing for a keep-alive period: then one is due, however
@@ -289,7 +290,7 @@ def stream(
         left = min(ends - time.monotonic(), lingering(feed, reader.last, linger))
         if over or feed.gone or left <= 0:
             return
-        reader.wait(feed, left, seq, beats)
+        reader.wait(feed, left, seq, beats, rewinds)
         caught_up(feed)
         if not feed.gone and reader.quiet():
             yield keepalive

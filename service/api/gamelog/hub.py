@@ -226,29 +226,38 @@ class Feed:
             for reader in list(self._parked):
                 self._unpark(reader)
 
-    def wait(self, after: int, timeout: float, presence_seq: int | None = None) -> bool:
+    def wait(
+        self,
+        after: int,
+        timeout: float,
+        presence_seq: int | None = None,
+        rewinds: int | None = None,
+    ) -> bool:
         """Block until a version newer than ``after`` is known, the game is gone or has ended
         before ``after`` (a reader past its last entry is done), presence changed since
-        ``presence_seq`` (for a reader that tells it), or ``timeout`` seconds; whether one of
-        those came. The bell is taken before the state is looked at: a change made after the
+        ``presence_seq`` (for a reader that tells it), the feed was rewound since ``rewinds``
+        (a stream's: it may hold a lost entry), or ``timeout`` seconds; whether one of those
+        came. The bell is taken before the state is looked at: a change made after the
         look rings that very bell."""
         deadline = time.monotonic() + timeout
         while True:  # a ring for another reader's reason (presence, a long-poll's) waits on
             bell = self._bell
-            if self._ready(after, presence_seq):
+            if self._ready(after, presence_seq, rewinds):
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             bell.wait(left)
 
-    def park(self, reader: Parked, timeout: float, presence_seq: int) -> bool:
+    def park(
+        self, reader: Parked, timeout: float, presence_seq: int, rewinds: int | None = None
+    ) -> bool:
         """:meth:`wait`, for a reader the feed sends each new entry itself meanwhile
         (``reader.push``) and its keep-alives (:meth:`sweep`): only what the reader must see to
         itself wakes it (the feed behind, presence, the game gone, an entry ``push`` declined,
         a keep-alive its socket did not take or its peer gone). Greenlets only: the parked
         readers change between two switches of gevent's loop, never under another thread."""
-        if self._ready(reader.last, presence_seq):
+        if self._ready(reader.last, presence_seq, rewinds):
             return True
         woken = self._parked[reader] = threading.Event()
         self._sweep_at = min(self._sweep_at, reader.due())
@@ -257,9 +266,12 @@ class Feed:
         finally:
             self._parked.pop(reader, None)
 
-    def _ready(self, after: int, presence_seq: int | None) -> bool:
+    def _ready(self, after: int, presence_seq: int | None, rewinds: int | None = None) -> bool:
+        # A rewind's ring wakes every reader, but only a stream asks about it: a reader sent a
+        # lost entry waits for a version past it, which may be long in coming.
         return (
-            self.known > after
+            (rewinds is not None and rewinds != self.rewinds)
+            or self.known > after
             or self.gone
             or (self.final is not None and self.final < after)
             or (presence_seq is not None and presence_seq != self.presence_seq)
