@@ -165,3 +165,25 @@ def test_a_write_redis_refuses_is_storage_full_and_changes_nothing() -> None:
             view = requests.get(f"{url}/api/v1/games/{game['game_id']}", timeout=10).json()
             assert view["version"] == 2
         client.close()
+
+
+def test_a_player_is_refused_when_storage_is_full() -> None:
+    """A player never expires: past STORAGE_FULL_PERCENT none is made, as no game is."""
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+        used = int(client.info("memory")["used_memory"])
+        client.config_set("maxmemory", used * 3)  # a third used: past the 1% set below
+        env = {"STORAGE_FULL_PERCENT": "1", "REDIS_MEMORY_SAMPLE_SECONDS": "1"}
+        with start_gunicorn(server.url, workers=1, env=env) as url:
+            r = requests.post(url + "/api/v1/players", json={"name": "cy"}, timeout=10)
+            assert_storage_full(r)
+            assert not list(client.scan_iter(match="mt:{player:*"))
+            client.config_set("maxmemory", 0)  # room again: the next sample says so
+            deadline = time.monotonic() + 10
+            while (
+                r := requests.post(url + "/api/v1/players", json={"name": "cy"}, timeout=10)
+            ).status_code == 503:
+                assert time.monotonic() < deadline, r.text
+                time.sleep(0.2)
+            assert r.status_code == 201, r.text
+        client.close()
