@@ -92,6 +92,7 @@ class Table {
     this.trainsBefore = null; // where the trains were scrolled before a chosen tile's train was shown
     this.quietUntil = 0; // no view is fetched on a timer before this (a refusal's Retry-After)
     this.polling = false; // the stream is down: the view is fetched instead (pollLater)
+    this.fetching = new Map(); // the view fetches on their way, by kind (refresh)
   }
 
   async start() {
@@ -161,7 +162,20 @@ class Table {
   // Fetch the view (with this seat's legal moves on its turn, and the scores once a round is over).
   // `ahead: false` keeps the table where the stream has brought it when the server is already
   // further: those entries are on their way (or queued) and are shown one by one.
-  async refresh({ ahead = true } = {}) {
+  // Fetches of one kind already on their way are shared, not sent again: timers coming due
+  // together (the poll, a catch-up, the end of a refusal's pause) would send two requests at
+  // once, both counted against the seat's limit, the second sent before the first's 429 said
+  // to wait.
+  // A fetch made with another token (the seat was just lost) is not shared.
+  refresh({ ahead = true } = {}) {
+    const kind = `${ahead} ${this.token}`;
+    if (!this.fetching.has(kind)) {
+      this.fetching.set(kind, this.fetchView(ahead).finally(() => this.fetching.delete(kind)));
+    }
+    return this.fetching.get(kind);
+  }
+
+  async fetchView(ahead) {
     try {
       const view = await game.view(this.gameId, this.token);
       this.quietUntil = 0;
