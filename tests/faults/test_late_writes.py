@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from devstack.worker import worker
 from service.store import keys, scripts
+from tests.eventually import eventually
 from tests.faults.late_link import LateLink
 from tests.live.helpers import auth, create, play_turn, view
 from tests.players.helpers import new_player
@@ -34,13 +35,6 @@ ENV = {"MIN_TURN_SECONDS": "1", "LOG_LEVEL": "warning"}
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer() as server:
         yield server
-
-
-def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not holds():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.1)
 
 
 def test_a_change_stored_after_its_request_timed_out_still_hands_its_game_to_the_worker(

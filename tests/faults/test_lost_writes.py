@@ -8,8 +8,7 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -19,6 +18,7 @@ import requests
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from service.store import keys
+from tests.eventually import eventually
 from tests.live.helpers import SSE, create, play_turn, sse_entries, view
 
 pytestmark = pytest.mark.slow
@@ -30,13 +30,6 @@ ENV = {"LOG_LEVEL": "warning", "GUNICORN_THREADS": "8"}
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer() as server:
         yield server
-
-
-def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not holds():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.1)
 
 
 def test_a_stream_sent_entries_redis_lost_ends_and_the_stored_log_is_served(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,6 +14,7 @@ import requests
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
+from tests.eventually import eventually
 from tests.live.helpers import SSE, auth, create, send, sse_entries
 from tests.players.conftest import ENV
 from tests.players.helpers import play_out
@@ -365,10 +365,3 @@ def status(base: str, gid: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
     return body
-
-
-def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not holds():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.1)

@@ -5,7 +5,6 @@ due is played soon, whatever order the workers' writes to the queue land in."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from service.store import keys
 from service.store.work import WorkQueue
 from service.worker.loop import Outcome, Worker
 from service.worker.play import play_game
+from tests.eventually import eventually
 from tests.live.helpers import auth, create, view
 
 pytestmark = pytest.mark.slow
@@ -34,13 +34,6 @@ def redis_server() -> Iterator[RedisServer]:
     """A Redis of this test's own: no other test's worker may take its jobs."""
     with RedisServer() as server:
         yield server
-
-
-def eventually(holds: Callable[[], bool], seconds: float, why: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not holds():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.1)
 
 
 def test_a_busy_games_retry_is_not_pushed_back_by_the_lease_holders_older_deadline(
