@@ -148,7 +148,9 @@ def check_game(url: str, played: Played, expected: GameResult) -> None:
 
 
 def nginx_lines(stack: Stack, start: int = 0) -> list[dict[str, Any]]:
-    lines = stack.nginx.access_log.read_bytes().splitlines()[start:]
+    """The access log's complete lines from line ``start`` on: nginx may be writing the last."""
+    logged = stack.nginx.access_log.read_bytes()
+    lines = logged[: logged.rfind(b"\n") + 1].splitlines()[start:]
     return [orjson.loads(line) for line in lines if line.startswith(b"{")]
 
 
