@@ -106,11 +106,7 @@ def _seat(wanted: Seek) -> Response:
             wanted.bucket, fresh, wanted.players, now_ms(), wanted.player
         )
         if seat < 0:
-            raise ApiError(
-                Problem.ALREADY_SEATED,
-                "This player already has a seat at the table this seek would give.",
-                extra={"game_id": game_id},
-            )
+            raise already_seated(game_id)
         seated = _sit_or_forget(game_id, seat, made, wanted)
         if seated is not None:
             return seated
@@ -181,11 +177,15 @@ def not_seated(g: Loaded, wanted: Seek) -> None:
     slow Redis ran it late), and its seat is given back: the table, first in line again, must
     not seat that player twice."""
     if wanted.player is not None and any(s.player == wanted.player for s in g.table.seats):
-        raise ApiError(
-            Problem.ALREADY_SEATED,
-            "This player already has a seat at the table this seek would give.",
-            extra={"game_id": g.record.game_id},
-        )
+        raise already_seated(g.record.game_id)
+
+
+def already_seated(game_id: str) -> ApiError:
+    return ApiError(
+        Problem.ALREADY_SEATED,
+        "This player already has a seat at the table this seek would give.",
+        extra={"game_id": game_id},
+    )
 
 
 def open_seat(g: Loaded, claimed: int) -> int:
