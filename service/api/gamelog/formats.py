@@ -210,9 +210,9 @@ class Reader:
 
     def wait(self, feed: Feed, left: float, presence_seq: int, beats: bool, rewinds: int) -> None:
         """Wait for what the stream must send, or a rewind since ``rewinds``, at most ``left``
-        seconds. A parked reader's
-        keep-alives are the feed's (:meth:`Feed.sweep`), so its greenlet sleeps on unless its
-        loop ``beats`` (a seat's presence) every ``KEEPALIVE_SECONDS``."""
+        seconds. A parked reader's keep-alives are the feed's (:meth:`Feed.sweep`), so its
+        greenlet sleeps on unless its loop ``beats`` (a seat's presence) every
+        ``KEEPALIVE_SECONDS``."""
         self.pushed = False
         quiet = min(KEEPALIVE_SECONDS, left)
         if self.parks():

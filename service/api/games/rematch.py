@@ -124,8 +124,8 @@ def next_game(g: Loaded) -> NewGame:
     state = rules.new_game(list(g.state.players), options["preset"], options["options"])
     table = Table([Seat(s.kind, s.bot, player=s.player) for s in old.seats])
     table.auto_deal, table.turn_seconds = old.auto_deal, old.turn_seconds
-    # A table of bots alone has no seat to claim: no window, and it deals at once (it waited
-    # for the window's end, a minute by default, before).
+    # A table of bots alone has no seat to claim: no window, so it deals at once rather than
+    # wait out a window nobody can use.
     claims = any(seat.kind == SeatKind.PERSON for seat in table.seats)
     table.listing = Listing(
         public=old.listing.public,
