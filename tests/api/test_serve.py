@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,30 +136,38 @@ def test_the_single_pool_notice_says_why() -> None:
     )
 
 
-def test_redis_answers_asks_a_socket_that_is_no_redis_once(tmp_path: Path) -> None:
-    """``make run`` asks once and moves on: redis-py's own retries (three, with a growing
-    backoff) would hold every start after a killed stack for seconds. Here something listens on
-    the socket and hangs up at once, counting each connection it is asked for."""
-    sock = tmp_path / "redis.sock"
+@contextmanager
+def listening(sock: Path, handle: Callable[[socket.socket], None]) -> Iterator[None]:
+    """Something that is no Redis listens on ``sock``: each connection is given to ``handle``
+    (on a thread of its own), then closed, until the block ends."""
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(sock))
     listener.listen(8)
-    accepted: list[int] = []
 
-    def hang_up() -> None:
+    def serve() -> None:
         while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
                 return  # the listener was closed: the test is over
-            accepted.append(1)
-            conn.close()
+            with conn:
+                handle(conn)
 
-    threading.Thread(target=hang_up, daemon=True).start()
+    threading.Thread(target=serve, daemon=True).start()
     try:
-        assert not redis_answers(sock)
+        yield
     finally:
         listener.close()
+
+
+def test_redis_answers_asks_a_socket_that_is_no_redis_once(tmp_path: Path) -> None:
+    """``make run`` asks once and moves on: redis-py's own retries (three, with a growing
+    backoff) would hold every start after a killed stack for seconds. Here something listens on
+    the socket and hangs up at once, counting each connection it is asked for."""
+    sock = tmp_path / "redis.sock"
+    accepted: list[int] = []
+    with listening(sock, lambda _conn: accepted.append(1)):
+        assert not redis_answers(sock)
     assert len(accepted) == 1, accepted
 
 
@@ -172,22 +182,10 @@ def test_a_redis_that_answers_with_an_error_is_a_running_one(tmp_path: Path, rep
     """A Redis still loading its append-only file, or one that wants a password, is a server
     on the socket all the same: a second one must not take the socket from it."""
     sock = tmp_path / "redis.sock"
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(sock))
-    listener.listen(8)
 
-    def answer() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return  # the listener was closed: the test is over
-            with conn:
-                if conn.recv(4096):
-                    conn.sendall(reply)
+    def answer(conn: socket.socket) -> None:
+        if conn.recv(4096):
+            conn.sendall(reply)
 
-    threading.Thread(target=answer, daemon=True).start()
-    try:
+    with listening(sock, answer):
         assert redis_answers(sock)
-    finally:
-        listener.close()
