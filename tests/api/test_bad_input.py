@@ -225,6 +225,25 @@ def test_create_refusals(client: FlaskClient) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "detail"),
+    [
+        ("seed", 7, "a position carries its own players and rules"),
+        ("preset", "standard", "a position carries its own players and rules"),
+        ("public", True, "a game made from a position takes no table options"),
+        ("turn_seconds", 30, "a game made from a position takes no table options"),
+        ("auto_deal", True, "a game made from a position takes no table options"),
+    ],
+)
+def test_a_field_beside_a_position_is_refused_for_what_it_is(
+    client: FlaskClient, field: str, value: Any, detail: str
+) -> None:
+    body = {"position": {"format": "mexican-train-position/1"}, field: value}
+    r = client.post("/api/v1/games", json=body)
+    check(r, 422, "validation_failed")
+    assert r.get_json()["errors"][field] == [detail]
+
+
 def test_deep_free_form_json_with_an_idempotency_key_is_refused_as_without_one(
     client: FlaskClient,
 ) -> None:

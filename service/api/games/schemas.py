@@ -82,6 +82,17 @@ SEAT_SCHEMA = {
 }
 
 
+#: What a position document already holds; the other fields are table options, which a game
+#: made from a position takes none of (a position does not carry them, API.md).
+_IN_POSITION = frozenset({"players", "preset", "options", "seed"})
+
+
+def _beside_position(field: str) -> str:
+    if field in _IN_POSITION:
+        return "a position carries its own players and rules"
+    return "a game made from a position takes no table options"
+
+
 class CreateGameSchema(ma.Schema):
     """Either ``players`` (with optional ``preset``, ``options``, ``seed`` and the table options)
     or ``position``."""
@@ -144,9 +155,7 @@ class CreateGameSchema(ma.Schema):
         if "position" in data:
             extra = sorted(set(data) - {"position"})
             if extra:
-                raise ma.ValidationError(
-                    "a position carries its own players and rules", field_name=extra[0]
-                )
+                raise ma.ValidationError(_beside_position(extra[0]), field_name=extra[0])
         elif "players" not in data:
             raise ma.ValidationError("give players (or a position)", field_name="players")
         else:
