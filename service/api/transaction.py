@@ -289,7 +289,7 @@ def _stored(g: Loaded, change: Change, version: int, applied: Sequence[Applied])
     if change.ends_rated:
         rate_game(g.record.game_id, g.state, g.table)
     if change.table is not None:  # seats may have changed
-        delist_if_full(g.record.game_id, g.table)
+        list_as_seated(g.record.game_id, g.state, g.table)
     KNOWN.keep(g.record.after(change, version))
     DECODED.keep(change.state, g.state)  # the request is done with it: only the answer is left
     record_move()
@@ -320,7 +320,7 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
             if change.ends_rated:
                 rate_game(game_id, g.state, g.table)
             if change.table is not None:
-                delist_if_full(game_id, g.table)
+                list_as_seated(game_id, g.state, g.table)
         more = server_move_due(g.state, g.table, now)
         return more, None if more else g.table.wakes_at()
     return True, None
@@ -437,6 +437,17 @@ def create(
     keep_unscoped(key, KeptResponse(201, payload))  # if another won, the game made here expires
     headers = {"Location": location(game_id)}
     return json_response(payload, 201, version=len(game.applied), headers=headers)
+
+
+def list_as_seated(game_id: str, state: rules.GameState, table: Table) -> None:
+    """After a change of seats: a public table with a seat open again (reopened by its host, or
+    a rematch seat nobody claimed) is listed again, as API.md lists every public game with open
+    seats; a full one leaves the lobby."""
+    if table.listing.public and not table.full and state.status != Status.GAME_OVER:
+        lobby, listed = store().lobby, table.created_ms
+        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
+    else:
+        delist_if_full(game_id, table)
 
 
 def delist_if_full(game_id: str, table: Table) -> None:

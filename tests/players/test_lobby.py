@@ -60,6 +60,22 @@ def test_a_public_table_is_listed_until_its_seats_are_filled(server: str) -> Non
     assert (bad.status_code, bad.json()["code"]) == (422, "validation_failed")
 
 
+def test_a_public_table_whose_seat_is_reopened_is_listed_again(server: str) -> None:
+    made = create(server, players=["ann", {"open": True}], public=True)
+    game = f"{server}/api/v1/games/{made['game_id']}"
+    invite = made["seats"][1]["invite"]
+    assert send("POST", f"{game}/join", json={"invite": invite, "name": "bo"}).status_code == 201
+    assert made["game_id"] not in [t["game_id"] for t in lobby(server)]
+    reopened = send("PUT", f"{game}/seats/1", json={"open": True}, headers=auth(made["host_token"]))
+    assert reopened.status_code == 200, reopened.text
+    listed = [t for t in lobby(server) if t["game_id"] == made["game_id"]]
+    assert [(t["players"], t["open_seats"]) for t in listed] == [(["ann"], 1)]
+    again = {"invite": reopened.json()["changed"]["invite"], "name": "cy"}
+    joined = send("POST", f"{game}/join", json=again)
+    assert joined.status_code == 201, joined.text
+    assert made["game_id"] not in [t["game_id"] for t in lobby(server)]
+
+
 def test_a_player_is_never_seated_twice_at_one_seek_table(server: str) -> None:
     bo, cy = new_player(server, "bo"), new_player(server, "cy")
     body = {"players": 3, "rated": True, "turn_seconds": 123}
