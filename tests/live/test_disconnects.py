@@ -42,7 +42,7 @@ def hang_up(port: int, gid: str, token: str, variant: int) -> None:
     accept, query = [
         ("text/event-stream", "after=0"),
         ("application/x-ndjson", "after=0"),
-        ("application/json", "after=99&wait=30"),  # waits: nothing will be new
+        ("application/json", "after=1&wait=30"),  # waits: nothing will be new
         ("text/event-stream", "after=0&access_token=" + token),
     ][variant % 4]
     request = (

@@ -61,7 +61,7 @@ STREAM_DESCRIPTION = (
 )
 ENDED_DESCRIPTION = (
     "SSE and NDJSON: the game is over and the reader holds its last entry (`after` or "
-    "`Last-Event-ID` at or past it): nothing more will come, ever. A browser's EventSource "
+    "`Last-Event-ID` at it): nothing more will come, ever. A browser's EventSource "
     "stops reconnecting on this answer"
 )
 ENTRY = {"$ref": "#/components/schemas/Entry"}
@@ -178,7 +178,7 @@ class Events(MethodView):
         description=STREAM_DESCRIPTION,
     )
     @responds(204, description=ENDED_DESCRIPTION, success=False)
-    @problems(400, 401, 404, 422, 429)
+    @problems(400, 401, 404, 409, 422, 429)
     def get(self, query: dict[str, Any], headers: dict[str, str], game_id: str) -> Response:
         """The log from `after` on, as the caller may see it; streamed with SSE or NDJSON."""
         media = media_type()
@@ -188,6 +188,7 @@ class Events(MethodView):
         try:
             g, deprecated = stream_reader(game_id)
             after = resume_point(query["after"], headers.get("last_event_id", ""))
+            refuse_ahead(g, after)
             if release is None:
                 response = page(g, after, query["wait"], query["limit"])
             else:
@@ -199,6 +200,24 @@ class Events(MethodView):
         if deprecated:
             response.headers.update(DEPRECATION_HEADERS)
         return response
+
+
+def refuse_ahead(g: Loaded, after: int) -> None:
+    """409 for a reader that holds entries the game's stored log does not: Redis lost them (a
+    restart from an AOF that missed its last second, a failover to a replica behind), and the
+    versions past the stored one will be written anew with other entries. Held, the reader
+    would miss those, or wait for ever. The stored version is this request's own read of Redis,
+    made after the client learnt ``after``, never a process's copy (a feed may lag a writer on
+    another instance), so a reader that is merely fast is never refused."""
+    stored = g.record.version
+    if after > stored:
+        raise ApiError(
+            Problem.AFTER_AHEAD_OF_LOG,
+            f"This game's log ends at version {stored}, before {after}: the entries after "
+            f"{stored} that you hold are lost and will not come again. Reload the game (its "
+            "view, or its events from after=0).",
+            extra={"version": stored},
+        )
 
 
 def page(g: Loaded, after: int, wait: float, limit: int) -> Response:

@@ -20,7 +20,7 @@ import os
 from contextlib import suppress
 from typing import Any
 
-from mexican_train_client import Client, Conflict, StaleVersion
+from mexican_train_client import Client, Conflict, LogRewound, StaleVersion
 
 from service import rules
 from service.rules import Move, Status
@@ -91,15 +91,27 @@ def play(server: str, game: str, token: str, host: str | None, samples: int) -> 
     polling, one stream for the whole game (it resumes by itself after a dropped connection)."""
     with Client(server) as client:
         seat = int(client.legal_moves(game, token=token)["seat"])
-        take_turn(client, game, token, samples)
-        for entry in client.events(game, token=token):
-            events = {event["type"] for event in entry["events"]}
-            if host is not None and ("round_over" in events or entry["version"] == 1):
-                with suppress(Conflict):  # dealt already (or the game is over)
-                    client.deal(game, token=host)
-            elif "game_over" not in events and my_turn_after(entry, seat):
-                take_turn(client, game, token, samples)
-        return client.score(game)
+        after = 0
+        while True:
+            take_turn(client, game, token, samples)
+            try:
+                follow(client, game, token, host, samples, seat, after)
+                return client.score(game)
+            except LogRewound as lost:  # Redis lost entries: go on from the game as stored
+                after = lost.version
+
+
+def follow(
+    client: Client, game: str, token: str, host: str | None, samples: int, seat: int, after: int
+) -> None:
+    """Act on each entry after ``after`` that may give us the turn, until the game ends."""
+    for entry in client.events(game, token=token, after=after):
+        events = {event["type"] for event in entry["events"]}
+        if host is not None and ("round_over" in events or entry["version"] == 1):
+            with suppress(Conflict):  # dealt already (or the game is over)
+                client.deal(game, token=host)
+        elif "game_over" not in events and my_turn_after(entry, seat):
+            take_turn(client, game, token, samples)
 
 
 def main() -> None:

@@ -442,7 +442,8 @@ class Client:
     ) -> JSON:
         """``{"game_id", "version", "entries", "more"}``: up to ``limit`` (at most 500)
         entries after ``after`` (``more``: later ones wait for the next page); with ``wait``
-        (up to 60 s) and nothing newer yet, held until an entry comes or the wait ends."""
+        (up to 60 s) and nothing newer yet, held until an entry comes or the wait ends.
+        :class:`LogRewound` when ``after`` is past the game's stored log."""
         params = {"after": str(after), "wait": str(wait), "limit": str(limit)}
         path = f"/api/v1/games/{game_id}/events"
         return self.request("GET", path, token=token, params=params, timeout=self.timeout + wait)
@@ -460,7 +461,10 @@ class Client:
 
         A dropped connection is reopened where it left off (SSE with ``Last-Event-ID``, NDJSON
         with ``after``), so no entry is missed or repeated; ``retry.attempts`` connections in a
-        row that bring nothing new raise :class:`TransportError`."""
+        row that bring nothing new raise :class:`TransportError`. :class:`LogRewound` (its
+        ``version`` the game's stored one) when Redis lost entries this reader holds (or
+        ``after`` is past the log): they will not come again, and versions past ``version``
+        come anew with other entries, so the caller reloads and calls again."""
         last, failures = after, 0
         while True:
             progressed, opened = False, time.monotonic()

@@ -59,6 +59,22 @@ class Conflict(ApiError):
     names the table its player sits at in ``body["game_id"]``."""
 
 
+class LogRewound(Conflict):
+    """409 ``after_ahead_of_log``: the game's stored log ends at ``version``, before what the
+    reader asked to resume after. Redis lost those entries (a restart from an AOF that missed
+    its last second, a failover to a replica behind) and the game writes those versions anew,
+    with other entries: drop what was built from entries past ``version`` and reload (the game
+    view, or the events from ``after=0``)."""
+
+    @property
+    def version(self) -> int:
+        return int(self.body.get("version") or 0)
+
+
+#: Problem codes with a class of their own, more precise than their status's.
+_BY_CODE: dict[str, type[ApiError]] = {"after_ahead_of_log": LogRewound}
+
+
 class StaleVersion(ApiError):
     """412: ``If-Match`` was stale. ``view`` holds the game as re-read right after the refusal."""
 
@@ -101,4 +117,5 @@ def error_for(status: int, body: dict[str, Any]) -> ApiError:
     """The typed exception for a refused response."""
     if status >= 500:
         return ServerError(status, body)
-    return _BY_STATUS.get(status, ApiError)(status, body)
+    by_code = _BY_CODE.get(str(body.get("code")))
+    return (by_code or _BY_STATUS.get(status, ApiError))(status, body)
