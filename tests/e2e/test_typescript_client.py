@@ -130,7 +130,23 @@ def test_an_eventsource_on_a_finished_game_stops_after_one_204(
 ) -> None:
     game_id, final = played["game_id"], played["version"]
     watched = node(built, "stops.js", stack.url, game_id, str(final))
-    assert watched == {"requests": 1, "readyState": CLOSED, "errors": 1, "entries": 0}
+    assert watched == {
+        "requests": 1, "readyState": CLOSED, "errors": 1, "entries": 0, "statuses": [204]
+    }  # fmt: skip
     behind = node(built, "stops.js", stack.url, game_id, str(final - 3))
     # The entries it lacked, then the stream ends; its reconnection gets the 204 and stops.
-    assert behind == {"requests": 2, "readyState": CLOSED, "errors": 2, "entries": 3}
+    assert behind == {
+        "requests": 2, "readyState": CLOSED, "errors": 2, "entries": 3, "statuses": [204]
+    }  # fmt: skip
+
+
+def test_an_eventsource_past_the_stored_log_stops_at_the_409_and_says_its_status(
+    stack: Stack, built: Path, played: dict[str, Any]
+) -> None:
+    """A reader resuming past the game's stored log (Redis lost what it was sent) is refused
+    with 409 after_ahead_of_log: the EventSource stops at once, and the status it reports is
+    what play.ts reloads the game view on."""
+    ahead = node(built, "stops.js", stack.url, played["game_id"], str(played["version"] + 3))
+    assert ahead == {
+        "requests": 1, "readyState": CLOSED, "errors": 1, "entries": 0, "statuses": [409]
+    }  # fmt: skip

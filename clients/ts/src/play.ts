@@ -146,11 +146,28 @@ function follow(seat: Seat, isEntry: ReturnType<typeof entryValidator>): Promise
         }
         act.kick();
       });
-      // A ticket opens one connection: reconnect with a fresh one from the last entry seen.
-      current.addEventListener("error", () => {
+      // A ticket opens one connection: reconnect with a fresh one from the last entry seen. A
+      // 409 is the only one of GET /events (after_ahead_of_log): Redis lost entries we were
+      // sent, and the versions past its stored one come anew, so go on from the game as stored.
+      current.addEventListener("error", (event) => {
         current.close();
-        setTimeout(() => void open().catch(reject), 500);
+        const next = event.code === 409 ? reload : open;
+        setTimeout(() => void next().catch(reject), 500);
       });
+    };
+    // The game view gives the stored version and this seat's moves there.
+    const reload = async (): Promise<void> => {
+      const { data, error } = await seat.client.GET("/api/v1/games/{game_id}", {
+        params: { path: { game_id: seat.gameId } },
+        headers: bearer(seat.token),
+      });
+      if (error) throw new Error(`view: ${error.code}`);
+      if (data.status === "game_over") return finish(data.version); // its end was lost to us
+      last = data.version;
+      turn.version = data.version;
+      turn.moves = data.legal_moves ?? null;
+      act.kick();
+      await open();
     };
     open().catch(reject);
     setTimeout(() => {

@@ -4,7 +4,8 @@
 //
 //   node dist/stops.js <base url> <game id> <after> [watch ms]
 //
-// Prints {"requests", "readyState", "errors", "entries"} as JSON.
+// Prints {"requests", "readyState", "errors", "entries", "statuses"} as JSON: `statuses`, the
+// HTTP status of each error that came with one (a 409 after_ahead_of_log, past the stored log).
 
 import { EventSource } from "eventsource";
 import type { FetchLike } from "eventsource";
@@ -14,6 +15,7 @@ const [baseUrl = "", gameId = "", after = "0", watch = "3500"] = process.argv.sl
 let requests = 0;
 let errors = 0;
 let entries = 0;
+const statuses: number[] = [];
 const counting: FetchLike = (url, init) => {
   requests += 1;
   return fetch(url, init);
@@ -24,11 +26,12 @@ const source = new EventSource(url, { fetch: counting });
 source.addEventListener("entry", () => {
   entries += 1;
 });
-source.addEventListener("error", () => {
+source.addEventListener("error", (event) => {
   errors += 1;
+  if (event.code !== undefined) statuses.push(event.code);
 });
 setTimeout(() => {
   const readyState = source.readyState;
   source.close();
-  console.log(JSON.stringify({ requests, readyState, errors, entries }));
+  console.log(JSON.stringify({ requests, readyState, errors, entries, statuses }));
 }, Number(watch));

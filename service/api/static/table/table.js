@@ -188,6 +188,7 @@ class Table {
       const scored = ["round_over", "game_over"].includes(view.status) || view.round > 1;
       this.score = scored ? await game.score(this.gameId) : null;
       if (this.view && view.version < this.view.version) {
+        if (await this.rewound()) return this.reload();
         this.catchUpLater(); // an answer older than the table: ask again
         return true;
       }
@@ -202,6 +203,27 @@ class Table {
       else if (!this.problem || this.problem.transient) this.showProblem(error);
       return false;
     }
+  }
+
+  // A view older than the table was sent before the table's last entry, or Redis lost entries
+  // the table shows (its log went back; the game writes those versions anew). The events after
+  // the table's version tell which, from the server's own read: refused (409
+  // after_ahead_of_log) in the second case. The stream cannot: an EventSource shows no status.
+  async rewound() {
+    try {
+      await game.events(this.gameId, this.token || this.tableToken, this.view.version);
+      return false;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return error.code === "after_ahead_of_log";
+    }
+  }
+
+  // The table shows entries that are lost: start it over from the game as stored, as opening
+  // the page anew would (its log, summaries and stream from there).
+  reload() {
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
+    return false;
   }
 
   // Who is at the table changed: the card shows it at once when the table is idle, else with
