@@ -551,13 +551,19 @@ class GameStore:
         subscription now stands (what they did before it is to be read from the log)."""
         return WakeupSubscriber(self.client, on_wakeup, on_subscribed)
 
-    def versions_and_tables(self, game_ids: Sequence[str]) -> list[tuple[int | None, bytes | None]]:
-        """Each game's version and table, in one round trip per node (None: gone)."""
+    def versions_and_records(
+        self, games: Sequence[tuple[str, int]]
+    ) -> list[tuple[int | None, bytes | None]]:
+        """For each ``(game_id, n)``: the game's version (None: gone) and its log record of
+        version ``n`` (None for 0, or when the log lacks it), in one round trip per node."""
         pipe = self.client.pipeline(transaction=False)
-        for game_id in game_ids:
-            pipe.hmget(keys.game_key(game_id), "v", "x")
+        for game_id, n in games:
+            pipe.hget(keys.game_key(game_id), "v")
+            pipe.lindex(keys.log_key(game_id), max(n - 1, 0))
+        replies = pipe.execute()
         return [
-            (None if version is None else int(version), table) for version, table in pipe.execute()
+            (None if version is None else int(version), record if n else None)
+            for (_, n), version, record in zip(games, replies[::2], replies[1::2], strict=True)
         ]
 
     def game_keys(self, game_id: str) -> list[bytes]:

@@ -172,9 +172,10 @@ def test_log_records_are_appended_with_the_state_and_read_from_an_index(gs: Game
     assert gs.log(gid) == (3, [b"r1", b"r2", b"r3"])
     assert gs.log(gid, 2) == (3, [b"r3"])
     other = gs.create(b"t1", new_token(), [hash_token(new_token())], [b"q1"])
-    assert gs.versions_and_tables([gid, other, "missinggame1"]) == [
-        (3, b'{"x":1}'),
-        (1, b""),
+    assert gs.versions_and_records([(gid, 2), (other, 1), (gid, 0), ("missinggame1", 1)]) == [
+        (3, b"r2"),
+        (1, b"q1"),
+        (3, None),
         (None, None),
     ]
     with pytest.raises(GameNotFound):

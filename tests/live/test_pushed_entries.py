@@ -436,7 +436,7 @@ def test_a_stream_not_sent_a_lost_entry_goes_on_after_a_rewind(
     threading.Thread(target=follow, daemon=True).start()
     assert waiting.wait(WAIT)
     f._append(records[8:10])  # published, then lost: a waiting stream is not woken for them
-    f.rewind(8)  # the ticker read version 8
+    f.rewind()  # the ticker read version 8
 
     def has(version: int) -> Callable[[], bool]:
         return lambda: b"id: %d\n" % version in sent
@@ -481,5 +481,5 @@ def test_a_waiting_stream_sent_a_lost_entry_ends_at_the_rewind(
     threading.Thread(target=follow, daemon=True).start()
     assert until(lambda: b"id: 10\n" in sent)
     time.sleep(0.2)  # the stream waits for a version past 10
-    f.rewind(8)
+    f.rewind()
     assert ended.wait(KEEPALIVE_SECONDS / 2), "the stream sent lost entries waits on"

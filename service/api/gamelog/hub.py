@@ -75,12 +75,15 @@ class Feed:
         self.store = store
         self.replayer = Replayer(moves=True)
         self.entries: list[Entry] = []
+        # The stored record of the last entry: the log read again holding another record at
+        # that version means Redis lost changes and the game took as many new ones since.
+        self.tail = b""
         self.known = 0  # the newest version this process heard of
         self.final: int | None = None  # the version of the entry that ended the game
         self.gone = False  # the game expired or was deleted: its readers end
-        # Times the stored log was found shorter than this feed (Redis lost changes it had
-        # published), and the stored version the last time: a reader sent an entry past it
-        # holds one that no longer exists, and its stream ends.
+        # Times the stored log was found to differ from this feed (Redis lost changes it had
+        # published), and how many first entries the two shared the last time: a reader sent
+        # an entry past them holds one that no longer exists, and its stream ends.
         self.rewinds = 0
         self.rewound_to = 0
         self.readers = 0
@@ -149,6 +152,8 @@ class Feed:
 
     def _append(self, records: list[bytes]) -> None:
         start = len(self.entries)
+        if records:
+            self.tail = records[-1]
         for raw in records:
             entry = self.replayer.feed(raw)
             self.entries.append(entry)
@@ -194,21 +199,29 @@ class Feed:
                 # Parked readers were sent what the feed holds: only a feed behind needs them.
                 self._ring(parked=version > len(self.entries))
 
-    def rewind(self, version: int) -> None:
-        """The stored log holds ``version`` entries, fewer than this feed: Redis lost changes
-        it had published (a restart from an AOF that missed its last second, a failover to a
-        replica behind). The entries are read again from the log as it is; readers sent an
-        entry past ``version`` are woken, and their streams end: kept, the lost entries would be
-        served, and the game's next entries at those versions taken for news the feed had, so a
-        reader past them would hear nothing until the game passed its position."""
+    def rewind(self) -> None:
+        """The stored log is not the one this feed holds: Redis lost changes it had published
+        (a restart from an AOF that missed its last second, a failover to a replica behind),
+        and the game may have taken new ones since, at those versions. The feed is rebuilt from
+        the log as stored; readers sent an entry past the part both logs share are woken, and
+        their streams end: kept, the lost entries would be served, and the game's next entries
+        at those versions taken for news the feed had, so a reader past them would hear nothing
+        until the game passed its position."""
+        try:
+            version, records = self.store.log(self.game_id)
+        except GameNotFound:
+            self.vanish()
+            return
+        replayer = Replayer(moves=True)
+        entries = [replayer.feed(raw) for raw in records]
         with self._reading, self._changing:
-            self.replayer = Replayer(moves=True)
-            self.entries = []
-            self._rendered.clear()
-            self.final = None
-            self.known = version
+            self.rewound_to = shared(self.entries, entries)
             self.rewinds += 1
-            self.rewound_to = version
+            self.replayer, self.entries = replayer, entries
+            self.tail = records[-1] if records else b""
+            self.final = next((e.version for e in entries if e.ends_game), None)
+            self._rendered.clear()
+            self.known = version
             self._ring(parked=True)
 
     def vanish(self) -> None:
@@ -392,20 +405,30 @@ class Hub:
             self._see(followed)
 
     def _reread(self, feeds: list[Feed]) -> None:
-        """Read the games' versions: a newer one wakes their readers, who catch up; one older
-        than the entries a feed held before the read means Redis lost some (a feed may take
-        newer ones while the read is on its way)."""
+        """Read the games' versions: a newer one wakes their readers, who catch up. Redis lost
+        entries a feed held before the read (a feed may take newer ones while the read is on
+        its way) when the version is older, or when the stored record at the feed's last
+        version is another: the game took as many new changes as were lost, and the version
+        alone looks unchanged."""
         if not feeds:
             return
-        held = [len(feed.entries) for feed in feeds]
-        states = self.store.versions_and_tables([feed.game_id for feed in feeds])
-        for feed, had, (version, _) in zip(feeds, held, states, strict=True):
+        held = [(len(feed.entries), feed.tail) for feed in feeds]
+        games = [(feed.game_id, had) for feed, (had, _) in zip(feeds, held, strict=True)]
+        states = self.store.versions_and_records(games)
+        for feed, (had, tail), (version, record) in zip(feeds, held, states, strict=True):
             if version is None:
                 feed.vanish()
-            elif version < had:
-                feed.rewind(version)
+            elif version < had or (record is not None and record != tail):
+                self._rewind(feed)
             else:
                 feed.heard(version)
+
+    @staticmethod
+    def _rewind(feed: Feed) -> None:
+        try:
+            feed.rewind()
+        except redis.RedisError as err:  # the next read finds the same and tries again
+            log.info("feed of %s not rewound: %s", feed.game_id, err)
 
     def _see(self, feeds: list[Feed]) -> None:
         """Read who is at each of ``feeds``' tables, in one round trip (per node)."""
@@ -413,6 +436,14 @@ class Hub:
         now = time.time_ns() // 1_000_000
         for feed, fields in zip(feeds, found, strict=True):
             feed.saw(tuple(present_seats(fields, feed.seats, now, self.presence_ms)))
+
+
+def shared(held: list[Entry], stored: list[Entry]) -> int:
+    """How many first entries ``held`` and ``stored`` have in common."""
+    for n, (mine, theirs) in enumerate(zip(held, stored, strict=False)):
+        if mine.record != theirs.record:
+            return n
+    return min(len(held), len(stored))
 
 
 HUB_EXTENSION = "mexican_train_hub"
