@@ -5,6 +5,7 @@ bytes it receives are the chunks the reader's own loop would have written."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import socket
@@ -28,9 +29,10 @@ from service.api.gamelog.formats import (
     Viewer,
     stream,
 )
-from service.api.gamelog.hub import Feed
+from service.api.gamelog.hub import Feed, Hub
 from service.frameworks.gunicorn_body import ENVIRON_KEY, body_writer
-from service.rules import Role
+from service.rules import Role, log
+from service.rules.log import Replayer
 from service.store import GameStore, keys
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import (
@@ -483,3 +485,42 @@ def test_a_waiting_stream_sent_a_lost_entry_ends_at_the_rewind(
     time.sleep(0.2)  # the stream waits for a version past 10
     f.rewind()
     assert ended.wait(KEEPALIVE_SECONDS / 2), "the stream sent lost entries waits on"
+
+
+def other_record(raw: bytes, earlier: list[bytes], later_ms: int) -> bytes:
+    """``raw`` (the record after ``earlier``) made ``later_ms`` later: the same change at the
+    same version, as another history of the game (one that lost the first) would hold it."""
+    replay = Replayer()
+    for record in earlier:
+        replay.feed(record)
+    state = replay.state
+    assert state is not None
+    found = log.decode(raw, replay.created_ms, state.n_players, replay.tick_ms)
+    moved = dataclasses.replace(found, at_ms=found.at_ms + later_ms)
+    return log.encode(moved, replay.created_ms, state.n_players, replay.tick_ms)
+
+
+def test_a_wake_up_at_the_feeds_last_version_with_another_record_rewinds_it(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """Redis lost entries 9 and 10 and the game took two others at those versions while this
+    process stayed subscribed: the wake-up of the new 10 carries another record than the
+    feed's 10. The feed must be rebuilt from the stored log (a stream sent the lost 9 and 10
+    ends); it took the new 10 for one it had, and appended the game's next entry to the lost
+    ones."""
+    client = redis.Redis.from_url(redis_server.url)
+    game_id = f"rewritten{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(GameStore(client), presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, hub.store)
+    f._append(records[:10])
+    f.heard(10)
+    hub._wake(b"%s 10 %d:%s" % (game_id.encode(), len(records[9]), records[9]))
+    assert f.rewinds == 0, "a wake-up of the record the feed holds is no rewind"
+    hub._wake(b"%s 10 %d:%s" % (game_id.encode(), len(other[1]), other[1]))
+    assert (f.rewinds, f.rewound_to) == (1, 8)
+    stored = [entry.record for entry in f.entries]
+    replay = Replayer()
+    assert stored == [replay.feed(raw).record for raw in [*records[:8], *other]]

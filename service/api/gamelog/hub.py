@@ -139,16 +139,27 @@ class Feed:
             self._append(records)
         self.heard(len(self.entries))
 
-    def offer(self, wakeup: Wakeup) -> None:
+    def offer(self, wakeup: Wakeup) -> bool:
         """A wake-up's records, appended when they follow on from this feed's entries (no read
-        of the log then); otherwise the news that the game moved on is enough."""
+        of the log then); otherwise the news that the game moved on is enough. False when it
+        carries another record at this feed's last version than the feed holds: Redis lost
+        changes and the game took new ones while this process stayed subscribed, and the feed
+        must be rewound (the next record would otherwise be appended to lost ones)."""
+        agrees = True
         if self._reading.acquire(blocking=False):
             try:
                 if wakeup.first == len(self.entries) + 1:
                     self._append(wakeup.records)
+                else:
+                    agrees = self._agrees(wakeup)
             finally:
                 self._reading.release()
         self.heard(wakeup.version)
+        return agrees
+
+    def _agrees(self, wakeup: Wakeup) -> bool:
+        at = len(self.entries) - wakeup.first  # this feed's last version among the records
+        return not 0 <= at < len(wakeup.records) or wakeup.records[at] == self.tail
 
     def _append(self, records: list[bytes]) -> None:
         start = len(self.entries)
@@ -367,7 +378,8 @@ class Hub:
         if feed is None or wakeup is None:
             return
         try:
-            feed.offer(wakeup)
+            if not feed.offer(wakeup):
+                self._rewind(feed)
         except Exception as err:  # one game's bad record must not deafen the others
             log.warning("wake-up of %s not applied: %r", wakeup.game_id, err)
             feed.heard(wakeup.version)  # its readers read the log and meet the error themselves
