@@ -4,20 +4,34 @@ a bare host allows its every port, ``host:port`` that port only (a receiver's, n
 or the database beside it on the same host).
 
 Checked at registration and again before each delivery, since a name may resolve elsewhere
-later (DNS rebinding). A delivery then connects by name, so a resolver that changes its answer
-between the check and the connection is not covered: an operator who fears that puts an
-egress proxy in front of the worker.
+later (DNS rebinding). A delivery connects to an address that check resolved and approved
+(:func:`target`), never to a second resolution of the name, which a resolver could answer
+with a private address the check never saw.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
 #: The longest URL a webhook may have.
 MAX_URL = 2000
 DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one delivery goes: the URL's parts, and the addresses its host resolved to when it
+    was checked (each one allowed), in the resolver's order."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str  # with the query, as the request line carries it
+    addresses: tuple[tuple[int, Any], ...]  # (address family, socket address)
 
 
 def allowed_hosts(setting: str) -> frozenset[str]:
@@ -25,7 +39,40 @@ def allowed_hosts(setting: str) -> frozenset[str]:
 
 
 def refusal(url: str, allow: frozenset[str]) -> str | None:
-    """Why ``url`` may not be a webhook's, or None when it may."""
+    """Why ``url`` may not be a webhook's, or None when it may. A host the operator allows is
+    not resolved here (its name may not resolve yet where the API runs)."""
+    parsed = _parse(url)
+    if isinstance(parsed, str):
+        return parsed
+    parts, host, port = parsed
+    if _allowed(host, port, allow):
+        return None
+    if parts.scheme == "http":
+        return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
+    found = _resolve(host, port)
+    return found if isinstance(found, str) else _private(host, found)
+
+
+def target(url: str, allow: frozenset[str]) -> Target | str:
+    """Where a delivery to ``url`` connects now, checked as :func:`refusal` checks it; the
+    refusal instead when the URL, or what its host resolves to now, is not allowed."""
+    why = refusal(url, allow)
+    if why is not None:
+        return why
+    parsed = _parse(url)
+    assert not isinstance(parsed, str)  # refusal parsed it
+    parts, host, port = parsed
+    found = _resolve(host, port)
+    if isinstance(found, str):
+        return found
+    if not _allowed(host, port, allow) and (why := _private(host, found)) is not None:
+        return why  # it resolved to a public address a moment ago: a rebinding resolver
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    addresses = tuple((family, address) for family, address in found)
+    return Target(parts.scheme, host, port, path, addresses)
+
+
+def _parse(url: str) -> tuple[SplitResult, str, int] | str:
     if len(url) > MAX_URL:
         return f"A webhook URL has at most {MAX_URL} characters."
     try:
@@ -38,12 +85,11 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
         return "A webhook URL is https://<host>/..."
     if parts.username is not None or parts.password is not None:
         return "A webhook URL carries no credentials: use the signature to trust a delivery."
-    port = port or DEFAULT_PORTS[parts.scheme]
-    if host in allow or _with_port(host, port) in allow:
-        return None
-    if parts.scheme == "http":
-        return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
-    return _private(host, port)
+    return parts, host, port or DEFAULT_PORTS[parts.scheme]
+
+
+def _allowed(host: str, port: int, allow: frozenset[str]) -> bool:
+    return host in allow or _with_port(host, port) in allow
 
 
 def _with_port(host: str, port: int) -> str:
@@ -51,12 +97,16 @@ def _with_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _private(host: str, port: int) -> str | None:
+def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
         return f"{host!r} does not resolve."
-    for *_, address in found:
+    return [(family, address) for family, _, _, _, address in found]
+
+
+def _private(host: str, found: list[tuple[int, Any]]) -> str | None:
+    for _, address in found:
         ip = ipaddress.ip_address(address[0])
         if not ip.is_global:
             return f"{host!r} resolves to {ip}, an address that is not public."

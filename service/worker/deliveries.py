@@ -1,6 +1,11 @@
 """Sending webhook deliveries: signed as the Standard Webhooks specification says, in a small
 pool of threads, retried with backoff until an hour after the first try.
 
+A receiver is anyone's server, so an attempt costs the worker little whatever it answers: it
+connects to an address the URL policy approved (no second resolution of the name), reads only
+the status line and headers, never the body, and ends after ``ATTEMPT_SECONDS`` however slowly
+the receiver answers.
+
 A delivery is taken from Redis under a lease (service/store/hooks.py), sent, and then removed,
 or put back due later: a worker that dies mid-send leaves it to be sent again, so a receiver
 may see a delivery twice and tells by its ``webhook-id``, which every attempt shares.
@@ -8,23 +13,30 @@ may see a delivery twice and tells by its ``webhook-id``, which every attempt sh
 
 from __future__ import annotations
 
+import http.client
 import logging
+import socket
+import ssl
 import threading
 import time
+from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import redis
-import requests
+from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from standardwebhooks.webhooks import Webhook
 
-from service.api.webhook_urls import refusal
+from service.api.webhook_urls import Target, target
 from service.store.hooks import Delivery, Hook, Webhooks
 
 log = logging.getLogger(__name__)
 
-#: A receiver answers within this long, or the attempt failed.
+#: A receiver accepts the connection, and answers, within this long, or the attempt failed.
 SEND_TIMEOUT_SECONDS = 5.0
+#: An attempt ends after this long in all, even if every read came within SEND_TIMEOUT_SECONDS
+#: (a receiver dripping its answer a byte at a time would hold a sending thread for good).
+ATTEMPT_SECONDS = 10.0
 #: Deliveries in flight at once per worker process.
 THREADS = 8
 #: How often the queue is looked at when nothing was due.
@@ -45,7 +57,6 @@ class Sender:
         self.hooks, self.allow = hooks, allow
         self.retry_ms, self.give_up_ms = retry_ms, give_up_ms
         self.free = threading.BoundedSemaphore(THREADS)
-        self.local = threading.local()
 
     def run(self, stop: threading.Event) -> None:
         """Send due deliveries until ``stop`` is set; errors pause, never end it (nothing
@@ -92,8 +103,9 @@ class Sender:
         if hook is None:  # removed meanwhile
             self.hooks.done(delivery)
             return
-        why = refusal(hook.url, self.allow)
-        if why is None and self.send(hook, delivery):
+        where = target(hook.url, self.allow)
+        why = where if isinstance(where, str) else None
+        if not isinstance(where, str) and self.send(where, hook, delivery):
             self.hooks.done(delivery)
         elif why is not None or now_ms() - delivery.first_ms >= self.give_up_ms:
             log.warning("webhook %s dropped: %s", delivery.delivery_id, why or "gave up")
@@ -102,7 +114,7 @@ class Sender:
             wait = self.retry_ms * BACKOFF[min(delivery.attempt, len(BACKOFF) - 1)]
             self.hooks.retry(replace(delivery, attempt=delivery.attempt + 1), now_ms() + wait)
 
-    def send(self, hook: Hook, delivery: Delivery) -> bool:
+    def send(self, where: Target, hook: Hook, delivery: Delivery) -> bool:
         """One attempt: whether the receiver took it (a 2xx answer; redirects are not
         followed, since the policy checked this URL and no other)."""
         stamp = datetime.now(UTC)
@@ -113,25 +125,74 @@ class Sender:
             "webhook-id": delivery.delivery_id,
             "webhook-timestamp": str(int(stamp.timestamp())),
             "webhook-signature": Webhook(hook.secret).sign(delivery.delivery_id, stamp, body),
+            "connection": "close",
         }
         try:
-            answer = self._session().post(
-                hook.url,
-                data=body,
-                headers=headers,
-                timeout=SEND_TIMEOUT_SECONDS,
-                allow_redirects=False,
-            )
-        except requests.RequestException as err:
+            status = post(where, body, headers)
+        except (OSError, http.client.HTTPException) as err:
             log.info("webhook %s: %s", delivery.delivery_id, type(err).__name__)
             return False
-        return 200 <= answer.status_code < 300
+        return 200 <= status < 300
 
-    def _session(self) -> requests.Session:
-        """One session per thread (a Session is not made for sharing between threads)."""
-        found = getattr(self.local, "session", None)
-        if found is None:
-            found = self.local.session = requests.Session()
-            found.trust_env = False  # no proxy from the environment: the policy checked this URL
-        assert isinstance(found, requests.Session)
-        return found
+
+#: Verifies receivers' certificates against requests' CA bundle (certifi's), as before.
+TLS = ssl.create_default_context(cafile=DEFAULT_CA_BUNDLE_PATH)
+
+
+class _Connection(http.client.HTTPConnection):
+    """A connection to the target's approved addresses, with TLS for https, that another thread
+    can cut (:meth:`cut`) whatever it is waiting for."""
+
+    def __init__(self, where: Target, deadline: float) -> None:
+        super().__init__(where.host, where.port, timeout=SEND_TIMEOUT_SECONDS)
+        self.where, self.deadline = where, deadline
+        self.cut_off = False
+        self.lock = threading.Lock()
+
+    def connect(self) -> None:
+        last: OSError = OSError(f"no address for {self.where.host}")
+        for family, address in self.where.addresses:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                break
+            raw = socket.socket(family, socket.SOCK_STREAM)
+            with self.lock:
+                if self.cut_off:
+                    raw.close()
+                    raise TimeoutError("attempt cut off")
+                self.sock = raw
+            try:
+                raw.settimeout(min(SEND_TIMEOUT_SECONDS, left))
+                raw.connect(address)
+                raw.settimeout(SEND_TIMEOUT_SECONDS)
+                if self.where.scheme == "https":
+                    self.sock = TLS.wrap_socket(raw, server_hostname=self.where.host)
+                return
+            except OSError as err:
+                raw.close()
+                last = err
+        raise last
+
+    def cut(self) -> None:
+        """End the attempt: a read or a connect in progress returns at once."""
+        with self.lock:
+            self.cut_off = True
+            sock = self.sock
+        if sock is not None:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def post(where: Target, body: bytes, headers: dict[str, str]) -> int:
+    """POST ``body`` to ``where``: the answer's status, once its status line and headers came
+    (its body is never read), within ``ATTEMPT_SECONDS``."""
+    conn = _Connection(where, time.monotonic() + ATTEMPT_SECONDS)
+    timer = threading.Timer(ATTEMPT_SECONDS, conn.cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        conn.request("POST", where.path, body=body, headers=headers)
+        return conn.getresponse().status
+    finally:
+        timer.cancel()
+        conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -59,3 +60,45 @@ def receiver() -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass
+class Hostile:
+    """What one connection to a hostile receiver came to: the bytes of its answer the sender
+    took, and how long the sender kept the connection open (None: not closed yet)."""
+
+    sent: int = 0
+    held: float | None = None
+
+
+@contextmanager
+def hostile(head: bytes, body: bytes, times: int, pause: float) -> Iterator[tuple[str, Hostile]]:
+    """A receiver on 127.0.0.1 that reads one request, then answers ``head`` and ``body``
+    ``times`` times, ``pause`` seconds apart, until the sender closes the connection: an endless
+    answer, or one dripped a byte at a time."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen = Hostile()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        started = time.monotonic()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            try:
+                conn.sendall(head)
+                for _ in range(times):
+                    conn.sendall(body)
+                    seen.sent += len(body)
+                    time.sleep(pause)
+            except OSError:
+                pass  # the sender closed the connection
+            seen.held = time.monotonic() - started
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
+    finally:
+        listener.close()

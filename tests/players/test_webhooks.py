@@ -24,7 +24,7 @@ from service.store import keys
 from tests.live.helpers import answered, auth, create, entries, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
-from tests.players.receiver import Received, Receiver, receiver
+from tests.players.receiver import Received, Receiver, hostile, receiver
 from tests.redis_clients import keys_not_ending, user_without
 
 
@@ -336,3 +336,34 @@ def test_a_delivery_that_cannot_be_read_holds_up_no_other(hooks: Receiver) -> No
         body = verified(hooks.next(), made.json()["secret"])
         assert (body["type"], body["data"]["game_id"]) == ("your_turn", gid)
         assert client.hget(keys.HOOK_JOBS, "msg_unreadable") is None
+
+
+#: An answer's body of 256 MiB, sent a MiB at a time.
+HUGE, MIB = 256, 1 << 20
+#: service.worker.deliveries.ATTEMPT_SECONDS: the longest a delivery attempt may take.
+ATTEMPT_SECONDS = 10
+
+
+def test_a_receiver_that_answers_without_end_costs_the_worker_little(server: str) -> None:
+    """A receiver is anyone's server. One that answers a delivery with an endless body had the
+    worker read all of it into memory (a GiB a few seconds); one that drips its answer a byte
+    every few seconds held a sending thread for good, and eight such receivers every delivery
+    of every player. An attempt reads no body and ends after ATTEMPT_SECONDS."""
+    endless = hostile(
+        b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (HUGE * MIB), bytes(MIB), HUGE, 0
+    )
+    dripping = hostile(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a", 240, 0.5)
+    with endless as (endless_url, big), dripping as (dripping_url, slow):
+        ann = new_player(server, "ann")
+        for url in (endless_url, dripping_url):
+            assert register(server, ann, url + "/turns", events=["your_turn"]).status_code == 201
+        players = [
+            {"name": "ann", "player_token": ann["player_token"]},
+            {"name": "c", "bot": "greedy"},
+        ]
+        create(server, players=players, auto_deal=True)
+        deadline = time.monotonic() + 150
+        while (big.held is None or slow.held is None) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert big.held is not None and big.sent < 32 * MIB, big  # socket buffers, not the body
+    assert slow.held is not None and slow.held < ATTEMPT_SECONDS + 5, slow  # not 120 s
