@@ -24,8 +24,9 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_IDEMPOTENCY_KEY = 255
 # The key of POST /games (and of the other requests no token scopes whose answer holds a
-# credential) is global, so it must be unguessable: 22 characters carry 128 bits in base64url,
-# and a UUID has 36.
+# credential: a seek, POST /players, a join, a transfer's claim) is global, or scoped by an
+# invite or a ticket that a group shares, so it must be unguessable: 22 characters carry 128
+# bits in base64url, and a UUID has 36.
 MIN_CREATE_KEY = 22
 
 # RFC 8941 sf-string: printable ASCII between quotes, with only \" and \\ escaped.
@@ -44,8 +45,9 @@ PARAMETERS: dict[str, dict[str, Any]] = {
             'string (`"9b2f8c4e-3a71-..."`), the same key either way. A retry of the same '
             "request (same key, token, endpoint and body) returns the first response (kept "
             "24 h) and applies nothing; the same key on another request is judged afresh. "
-            "The answers to `POST /games`, a seek and `POST /players` hold tokens and no token "
-            f"scopes their key: there the key must have at least {MIN_CREATE_KEY} characters "
+            "The answers to `POST /games`, a seek, `POST /players`, a join and a transfer's "
+            "claim hold tokens and no token scopes their key (an invite or a ticket others may "
+            f"hold does, at most): there the key must have at least {MIN_CREATE_KEY} characters "
             "(128 random bits, e.g. a UUID), else `400 short_idempotency_key`."
         ),
         "schema": {"type": "string"},

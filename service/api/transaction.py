@@ -51,7 +51,7 @@ from .caching import CachePolicy, use_policy
 from .codes import Problem
 from .config import settings
 from .etag import check_if_match, if_match_version, stale
-from .idempotency import request_idempotency_key
+from .idempotency import MIN_CREATE_KEY, request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify, notify_if_stored
 from .observability import record_cas_conflict, record_move
@@ -560,7 +560,7 @@ def load_game(
     ``view``: the answer shows the game view, so the read brings the presence hash when this
     process's copy of it is due (:func:`present` then needs no round trip of its own)."""
     token = _token(need, query)
-    key = request_idempotency_key() if mutating else None
+    key = scoped_key(scope) if mutating else None
     owner = token if scope is None else scope
     seen = mark_due(game_id, hash_token(token)) if mark and token is not None else None
     record = _read(game_id, token, key, owner, cost, view and read_due(game_id), seen)
@@ -573,6 +573,14 @@ def load_game(
     g.scope = owner
     g.if_match = check_if_match(g.record.version) if mutating else False
     return g
+
+
+def scoped_key(scope: str | None) -> str | None:
+    """The request's Idempotency-Key. One that a shared secret scopes (a join's invite, a
+    transfer's ticket) must be as long as a creation's: an invite link goes to a whole group,
+    and anyone holding it who guessed a short key (and read the joiner's name off the public
+    view) would be answered the joiner's seat token, kept for a day."""
+    return request_idempotency_key(1 if scope is None else MIN_CREATE_KEY)
 
 
 def _known_game(game_id: str, need: RoleKind | None) -> Loaded | None:

@@ -319,3 +319,27 @@ def test_an_undealt_game_is_gone_after_its_short_ttl(
         time.sleep(0.1)
     r = client.get(game.url)
     assert r.status_code == 404 and r.json["code"] == "game_not_found"
+
+
+def test_a_short_key_on_a_join_or_a_claim_is_refused(client: FlaskClient) -> None:
+    """An invite link goes to a group, and a transfer link may be seen over a shoulder: their
+    holders could replay someone's join or claim with a guessed short key (its body, the
+    invite and the name, is public to them) and be answered that seat's token. A key those
+    requests take is as long as a creation's; a refused one seats nobody."""
+    created = client.post("/api/v1/games", json={"players": ["ann", {"open": True}]}).json
+    assert created is not None
+    url, invite = f"/api/v1/games/{created['game_id']}", created["seats"][1]["invite"]
+    join = {"invite": invite, "name": "bo"}
+    short = {"Idempotency-Key": "1"}
+    refused = client.post(url + "/join", json=join, headers=short)
+    assert (refused.status_code, refused.json["code"]) == (400, "short_idempotency_key")
+    assert client.get(url).json["players"][1]["open"] is True
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    joined = client.post(url + "/join", json=join, headers=key)
+    assert joined.status_code == 201
+    assert client.post(url + "/join", json=join, headers=key).data == joined.data  # a retry
+    ticket = client.post(url + "/transfers", headers=bearer(created["seats"][0]["token"])).json
+    claim = {"ticket": ticket["ticket"]}
+    refused = client.post(url + "/transfers/claim", json=claim, headers=short)
+    assert (refused.status_code, refused.json["code"]) == (400, "short_idempotency_key")
+    assert client.post(url + "/transfers/claim", json=claim, headers=key).status_code == 201

@@ -391,14 +391,17 @@ def test_a_join_retried_with_its_key_gets_the_same_seat_and_token(stack: Stack) 
     created = create(stack.url, players=["ann", {"open": True}])
     gid, invite = created["game_id"], created["seats"][1]["invite"]
     body = {"invite": invite, "name": "bo"}
-    key = {"Idempotency-Key": '"join-bo-0001"'}
+    key = {"Idempotency-Key": '"join-bo-6f1d2c9e-4b7a-4e21"'}
     first = requests.post(api(stack, gid, "/join"), json=body, headers=key, timeout=10)
     again = requests.post(api(stack, gid, "/join"), json=body, headers=key, timeout=10)
     assert (first.status_code, again.status_code) == (201, 201), again.text
     assert again.json() == first.json() and again.headers["Idempotent-Replayed"] == "true"
     assert requests.get(api(stack, gid), headers=auth(first.json()["token"])).status_code == 200
     other = requests.post(
-        api(stack, gid, "/join"), json=body, headers={"Idempotency-Key": '"x"'}, timeout=10
+        api(stack, gid, "/join"),
+        json=body,
+        headers={"Idempotency-Key": '"join-other-0d3b8a51-97c4"'},
+        timeout=10,
     )
     assert_problem(other, 409, "invite_used")
 
@@ -406,7 +409,7 @@ def test_a_join_retried_with_its_key_gets_the_same_seat_and_token(stack: Stack) 
 def test_no_token_invite_or_ticket_is_kept_in_clear_in_redis(stack: Stack) -> None:
     created = create(stack.url, players=["ann", {"open": True}])
     gid, table = created["game_id"], created["table_token"]
-    join_key = {"Idempotency-Key": '"join-cy-0001"'}
+    join_key = {"Idempotency-Key": '"join-cy-2a9e71f0-c35d-4b8e"'}
     joined = requests.post(
         api(stack, gid, "/join"),
         json={"invite": created["seats"][1]["invite"], "name": "cy"},

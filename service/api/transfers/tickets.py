@@ -19,7 +19,6 @@ from service.store.tokens import hash_token, new_token
 from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 
 from ..codes import Problem
-from ..idempotency import request_idempotency_key
 from ..limits import PerAddress, limit_address
 from ..problems import ApiError
 from ..store_access import store
@@ -29,6 +28,7 @@ from ..transaction import (
     answered_once,
     load_game,
     now_ms,
+    scoped_key,
     transact,
     with_seat_token,
 )
@@ -69,7 +69,7 @@ def claim(game_id: str, ticket: str) -> Response:
     would be lost with its old one revoked."""
     limit_address(PerAddress.JOIN)
     scope = CLAIM_SCOPE + ticket
-    if request_idempotency_key() is not None:
+    if scoped_key(scope) is not None:
         _replay_kept(game_id, scope)
     transfers = store().transfers
     outcome, moved = transfers.find(game_id, ticket)
