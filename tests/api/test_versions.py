@@ -343,3 +343,26 @@ def test_a_short_key_on_a_join_or_a_claim_is_refused(client: FlaskClient) -> Non
     refused = client.post(url + "/transfers/claim", json=claim, headers=short)
     assert (refused.status_code, refused.json["code"]) == (400, "short_idempotency_key")
     assert client.post(url + "/transfers/claim", json=claim, headers=key).status_code == 201
+
+
+@pytest.mark.parametrize("path", ["/transfers", "/stream-tickets"])
+def test_a_ticket_request_judges_its_if_match(
+    client: FlaskClient, redis_client: redis.Redis, path: str
+) -> None:
+    """Issuing a ticket changes no version, but an If-Match the client sent is judged as on
+    every other request of a game: malformed is 400, stale is 412, and neither issues one."""
+    game = new_game(client)
+    seat = bearer(game.seats[0])
+
+    def tickets() -> list[bytes]:
+        return list(redis_client.scan_iter(f"*{game.id}*:t*"))  # :ticket: and :transfer:
+
+    malformed = client.post(game.url + path, headers={**seat, "If-Match": "garbage"})
+    assert (malformed.status_code, malformed.json["code"]) == (400, "malformed_precondition")
+    stale = client.post(game.url + path, headers={**seat, "If-Match": '"99"'})
+    assert (stale.status_code, stale.json["code"]) == (412, "stale_version")
+    assert stale.headers["ETag"] == '"1"'
+    assert tickets() == []
+    current = client.post(game.url + path, headers={**seat, "If-Match": '"1"'})
+    assert current.status_code == 201, current.json
+    assert len(tickets()) == 1

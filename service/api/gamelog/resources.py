@@ -18,6 +18,7 @@ from ..caching import CachePolicy, cache_policy
 from ..codes import Problem
 from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
+from ..etag import check_if_match
 from ..games.schemas import EmptySchema
 from ..parsing import Blueprint
 from ..presence import StreamPresence
@@ -277,10 +278,10 @@ def ended(g: Loaded, linger: float) -> bool:
 
 @blp.route("/stream-tickets")
 class StreamTickets(MethodView):
-    @doc(security=SEAT_OR_HOST, parameters=["IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, StreamTicketSchema)
-    @problems(400, 401, 404, 413, 415, 422, 429)
+    @problems(400, 401, 404, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """A single-use ticket for one stream of this game opened within 60 s, to pass as
@@ -292,7 +293,13 @@ class StreamTickets(MethodView):
             raise missing_token(
                 "A stream ticket is issued for a token: send it as 'Authorization: Bearer'."
             )
-        return answered_once(lambda: json_response(issue_ticket(g), 201), ttl=TICKET_SECONDS)
+        return answered_once(lambda: issued(g), ttl=TICKET_SECONDS)
+
+
+def issued(g: Loaded) -> Response:
+    # As a transfer ticket: no version changes, but an If-Match sent is judged, not dropped.
+    check_if_match(g.record.version)
+    return json_response(issue_ticket(g), 201)
 
 
 @blp.route("/history")

@@ -26,10 +26,10 @@ blp = Blueprint(
 
 @blp.route("")
 class Transfers(MethodView):
-    @doc(security=SEAT_OR_HOST, parameters=["IdempotencyKey"])
+    @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
     @responds(201, TransferTicketSchema)
-    @problems(400, 401, 403, 404, 409, 413, 415, 422, 429)
+    @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
         """With a seat's token: a ticket that moves the seat to another device once, within

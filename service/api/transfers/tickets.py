@@ -19,6 +19,7 @@ from service.store.tokens import hash_token, new_token
 from service.store.transfers import TRANSFER_SECONDS, Claim, Transfer
 
 from ..codes import Problem
+from ..etag import check_if_match
 from ..limits import PerAddress, limit_address
 from ..problems import ApiError
 from ..store_access import store
@@ -48,7 +49,14 @@ def issue(game_id: str) -> Response:
     if g.seat is None or g.token is None:
         raise ApiError(Problem.NOT_A_SEAT, "Only a seat's own token moves it to another device.")
     check_not_over(g)
-    return answered_once(lambda: json_response(new_ticket(g), 201), ttl=TRANSFER_SECONDS)
+    return answered_once(lambda: issued(g), ttl=TRANSFER_SECONDS)
+
+
+def issued(g: Loaded) -> Response:
+    # A ticket changes no version, but an If-Match the client sent is judged as on every other
+    # request of a game (400 malformed, 412 stale): a precondition is never silently dropped.
+    check_if_match(g.record.version)
+    return json_response(new_ticket(g), 201)
 
 
 def new_ticket(g: Loaded) -> dict[str, Any]:
