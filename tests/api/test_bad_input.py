@@ -432,3 +432,23 @@ def test_a_seat_change_opens_only_with_json_true(client: FlaskClient) -> None:
         r = client.put(f"{game.url}/seats/1", json={"open": value}, headers=bearer(game.host))
         assert set(check(r, 422, "validation_failed")["errors"]) == {"open"}, value
     assert game.version() == 1
+
+
+def test_a_lobby_filter_left_empty_filters_nothing(client: FlaskClient) -> None:
+    """API.md writes the listing as ``GET /lobby?preset=&players=&turn_seconds=``, and a search
+    form sends a field left blank that way: an empty filter is no filter (it was 422); a value
+    that is no preset, count or clock is still refused."""
+    made = client.post(
+        "/api/v1/games", json={"players": ["ann", {"open": True}], "public": True}
+    ).json
+    assert made is not None
+    for query in ("preset=", "players=", "turn_seconds=", "preset=&players=&turn_seconds="):
+        r = client.get("/api/v1/lobby?" + query)
+        assert r.status_code == 200, (query, r.json)
+        assert made["game_id"] in [t["game_id"] for t in r.json["tables"]], query
+    listed = client.get("/api/v1/lobby?preset=standard&players=&turn_seconds=0").json
+    assert made["game_id"] in [t["game_id"] for t in listed["tables"]]
+    other = client.get("/api/v1/lobby?players=&preset=classic").json
+    assert made["game_id"] not in [t["game_id"] for t in other["tables"]]
+    for query in ("preset=bogus", "players=1", "players=x", "turn_seconds=-1"):
+        check(client.get("/api/v1/lobby?" + query), 422, "validation_failed")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import marshmallow as ma
 
 from service.rules import MAX_PLAYERS_ANY, MIN_PLAYERS, PRESETS, Preset
@@ -17,13 +20,31 @@ MAX_FILL_SECONDS = 3600
 MAX_LISTED = 100
 
 
+#: A filter given with no value (``?preset=``) filters nothing, as if it were left out.
+ANY = "empty or absent: any"
+
+
 class LobbyQuerySchema(ma.Schema):
     class Meta:
         unknown = ma.EXCLUDE
 
-    preset = ma.fields.String(validate=ma.validate.OneOf(PRESETS))
-    players = QueryInt(validate=ma.validate.Range(MIN_PLAYERS, MAX_PLAYERS_ANY))
-    turn_seconds = QueryInt(validate=ma.validate.Range(0, MAX_TURN_SECONDS))
+    preset = ma.fields.String(
+        validate=ma.validate.OneOf(PRESETS), metadata={"description": f"the rules' preset ({ANY})"}
+    )
+    players = QueryInt(
+        validate=ma.validate.Range(MIN_PLAYERS, MAX_PLAYERS_ANY),
+        metadata={"description": f"the number of seats ({ANY})"},
+    )
+    turn_seconds = QueryInt(
+        validate=ma.validate.Range(0, MAX_TURN_SECONDS),
+        metadata={"description": f"the turn clock, 0 for none ({ANY})"},
+    )
+
+    @ma.pre_load
+    def empty_is_any(self, data: Mapping[str, Any], **_: Any) -> dict[str, Any]:
+        # API.md writes the listing as `GET /lobby?preset=&players=&turn_seconds=`, and a search
+        # form sends a field left blank that way: a filter without a value is no filter.
+        return {name: value for name, value in data.items() if value != ""}
 
 
 class LobbyTableSchema(ResponseSchema):
