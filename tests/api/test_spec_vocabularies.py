@@ -28,3 +28,12 @@ def test_a_leaderboards_kind_is_the_enum_its_query_takes() -> None:
 def test_a_lobby_tables_rules_are_the_rules_of_a_game() -> None:
     rules = SCHEMAS["LobbyTable"]["properties"]["rules"]
     assert rules == {"$ref": "#/components/schemas/Rules"}, rules
+
+
+def test_a_new_games_preset_is_the_enum_of_the_presets() -> None:
+    """`CreateGame.preset` had only a length: a generated client took any string. Every body
+    that names a preset (a seek, the rules of an answer) lists the same three."""
+    presets = SCHEMAS["Rules"]["properties"]["preset"]["enum"]
+    assert presets == ["standard", "tournament", "classic"]
+    assert SCHEMAS["CreateGame"]["properties"]["preset"].get("enum") == presets
+    assert SCHEMAS["Seek"]["properties"]["preset"].get("enum") == presets

@@ -125,10 +125,13 @@ class CreateGameSchema(ma.Schema):
             "the planner bot would"
         },
     )
+    # Documented as the closed vocabulary it is; judged by the engine, whose refusal of another
+    # value is the contract's `422 invalid_rules` (bad rules), not a body's validation_failed.
     preset = ma.fields.String(
         validate=ma.validate.Length(1, 40),
         metadata={
-            "description": f"{PRESETS[0]} (default), {', '.join(PRESETS[1:-1])} or {PRESETS[-1]}"
+            "description": f"{PRESETS[0]} (default), {', '.join(PRESETS[1:-1])} or {PRESETS[-1]}",
+            "enum": list(PRESETS),
         },
     )
     options = ma.fields.Dict(
