@@ -57,6 +57,10 @@ DEFAULTS: dict[str, Any] = {
     "MIN_TURN_SECONDS": 5,
     # Joins through invites per client address per minute. 0 turns it off.
     "RATE_LIMIT_JOIN_PER_MINUTE": 0,
+    # Samples (GET .../samples, n each) dealt per client address per minute: a sample of a big
+    # table costs up to ~20 ms of CPU, and seat tokens are free to make, so the per-token limit
+    # alone let one address have hundreds of CPU-seconds worked a minute. 0 turns it off.
+    "RATE_LIMIT_SAMPLES_PER_MINUTE": 0,
     # Open streams (SSE, NDJSON) one client address may hold across every instance; 0: no cap.
     "STREAMS_PER_ADDRESS": 100,
     # A stream ends after this long; clients resume from their last entry (Last-Event-ID).
@@ -81,6 +85,7 @@ MAY_BE_ZERO = {
     "RATE_LIMIT_PER_MINUTE",
     "RATE_LIMIT_CREATE_PER_MINUTE",
     "RATE_LIMIT_JOIN_PER_MINUTE",
+    "RATE_LIMIT_SAMPLES_PER_MINUTE",
     "TRUSTED_PROXIES",
     "STORAGE_FULL_PERCENT",
     "STREAMS_PER_ADDRESS",
@@ -113,6 +118,7 @@ class Settings:
     redis_memory_sample_seconds: int
     min_turn_seconds: int
     rate_limit_join_per_minute: int
+    rate_limit_samples_per_minute: int
     streams_per_address: int
     stream_max_seconds: int
     rematch_seconds: int

@@ -80,6 +80,7 @@ class PerAddress(StrEnum):
 
     CREATE = "create"
     JOIN = "join"
+    SAMPLES = "samples"  # counted by the samples dealt (n a request), not by requests
 
     @property
     def policy(self) -> Policy:
@@ -103,13 +104,15 @@ def rate_limited(detail: str, quota: Quota) -> ApiError:
     )
 
 
-def limit_address(kind: PerAddress) -> None:
-    """Count this request against the caller's address; raise 429 past the limit."""
+def limit_address(kind: PerAddress, cost: int = 1) -> None:
+    """Count this request (as ``cost`` units) against the caller's address; raise 429 past the
+    limit."""
     limit = kind.limit(settings())
     if not limit:
         return
     address = request.remote_addr or "unknown"
-    count, reset = store().count_request(keys.address_rate_key(kind, address), WINDOW_SECONDS)
+    key = keys.address_rate_key(kind, address)
+    count, reset = store().count_request(key, WINDOW_SECONDS, cost)
     quota = counted(kind.policy, limit, count, reset)
     if count > limit:
         detail = f"More than {limit} {kind} requests a minute from this address."

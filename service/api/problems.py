@@ -38,6 +38,7 @@ class RateLimitPolicy(StrEnum):
     TOKEN = "token"  # requests per token per game
     CREATE = "create"  # creations (games and players) per address
     JOIN = "join"  # joins per address
+    SAMPLES = "samples"  # samples dealt per address
     STREAMS = "streams"  # open streams per address (a cap at any moment, no window)
 
 

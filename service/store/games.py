@@ -285,10 +285,10 @@ class GameStore:
         self.hooks = Webhooks(client)
         self.transfers = Transfers(client)
 
-    def count_request(self, key: str, window: int) -> tuple[int, int]:
-        """Count one request under ``key`` (see :mod:`.keys`): the count in the current
-        ``window``-second window and the seconds until it ends."""
-        count, ttl = self._count(keys=[key], args=[window])
+    def count_request(self, key: str, window: int, cost: int = 1) -> tuple[int, int]:
+        """Count one request, as ``cost`` units, under ``key`` (see :mod:`.keys`): the count in
+        the current ``window``-second window and the seconds until it ends."""
+        count, ttl = self._count(keys=[key], args=[window, cost])
         return int(count), max(int(ttl), 1)
 
     def ping(self) -> bool:

@@ -8,6 +8,7 @@ import re
 import pytest
 import redis
 from flask import Flask
+from werkzeug.test import TestResponse
 
 from devstack.redis_server import RedisServer
 from service.api.app import create_app
@@ -139,3 +140,39 @@ def test_a_player_is_a_creation_counted_per_address(
     refused = client.post("/api/v1/players", json={"name": "bo"}, **address)
     assert (refused.status_code, refused.json["code"]) == (429, "rate_limited")  # type: ignore[index]
     assert len(list(redis_client.scan_iter(match="mt:{player:*"))) == players
+
+
+def test_samples_count_against_their_address_whatever_the_token(
+    redis_server: RedisServer,
+) -> None:
+    """A seat token costs nothing to make (a game gives fourteen), and 100 samples of a big
+    table are seconds of CPU: the per-token limit alone let one address have hundreds of
+    CPU-seconds worked a minute through fresh tokens. Samples also count, n each, against the
+    address; another address has its own budget."""
+    client = limited_app(redis_server, RATE_LIMIT_SAMPLES_PER_MINUTE=150).test_client()
+    here, there = "198.51.100.30", "198.51.100.31"
+
+    def seat_of_a_dealt_game() -> tuple[str, str]:
+        made = client.post(CREATE, json=BODY, **from_address(there)).json
+        assert made is not None
+        url = f"{CREATE}/{made['game_id']}"
+        host = {"Authorization": f"Bearer {made['host_token']}"}
+        assert client.post(url + "/deal", headers=host).status_code == 200
+        return url + "/samples", made["seats"][0]["token"]
+
+    def samples(seat: tuple[str, str], address: str) -> TestResponse:
+        url, token = seat
+        headers = {"X-Forwarded-For": address, "Authorization": f"Bearer {token}"}
+        return client.get(
+            url + "?n=100", headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"}
+        )
+
+    first, second = seat_of_a_dealt_game(), seat_of_a_dealt_game()
+    answered = samples(first, here)
+    assert answered.status_code == 200
+    assert answered.headers["RateLimit-Policy"] == '"samples";q=150;w=60'
+    refused = samples(second, here)  # another game's token, the same address
+    assert refused.status_code == 429 and refused.json is not None
+    assert refused.json["ratelimit"]["policy"]["name"] == "samples"
+    assert "Retry-After" in refused.headers
+    assert samples(second, there).status_code == 200

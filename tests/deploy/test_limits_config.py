@@ -10,7 +10,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-LIMITS = ("RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_CREATE_PER_MINUTE")
+LIMITS = (
+    "RATE_LIMIT_PER_MINUTE",
+    "RATE_LIMIT_CREATE_PER_MINUTE",
+    "RATE_LIMIT_SAMPLES_PER_MINUTE",
+)
 
 
 def test_rate_limits_are_on_in_compose_and_k8s() -> None:

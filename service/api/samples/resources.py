@@ -20,6 +20,7 @@ from .. import examples
 from ..caching import CachePolicy, cache_policy
 from ..docs import SEAT_OR_HOST, doc, problems, responds
 from ..etag import ETAG_HEADER
+from ..limits import PerAddress, limit_address
 from ..parsing import Blueprint
 from ..transaction import load_game, read_log
 from ..web import json_response
@@ -50,7 +51,9 @@ class Samples(MethodView):
         included: a seat that drew or marked had no tile fitting any end open to it then, and
         tiles are drawn in the boneyard's order. The unseen tiles are dealt at random among
         the deals of the round that fit (docs/api.md: samples)."""
-        # n samples are the work of n requests, and count as many against the rate limit.
+        # n samples are the work of n requests, and count as many against the rate limit; and
+        # against the address's, since any number of seat tokens are made for nothing.
+        limit_address(PerAddress.SAMPLES, cost=query["n"])
         g = load_game(game_id, RoleKind.SEAT, cost=query["n"])
         seat = g.seat
         assert seat is not None  # load_game checked the role
