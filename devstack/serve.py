@@ -85,6 +85,10 @@ def wait_for_any(procs: list[subprocess.Popen[bytes]]) -> int:
 
 def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
     host, port = env.get("HOST") or DEFAULT_HOST, int(env.get("PORT") or 8000)
+    # nginx is the one proxy in front and appends the client's address to X-Forwarded-For, as
+    # in compose and k8s: without trusting it, every client was nginx's 127.0.0.1 to the app,
+    # and all of them shared one address's open streams (STREAMS_PER_ADDRESS) and limits.
+    env = {**env, "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES") or "1"}
     api_port, streams_port = free_port(), free_port()
     with ExitStack() as stack:
         api = stack.enter_context(gunicorn(env, f"127.0.0.1:{api_port}", "api"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import os
 import signal
@@ -189,3 +190,42 @@ def test_a_redis_that_answers_with_an_error_is_a_running_one(tmp_path: Path, rep
 
     with listening(sock, answer):
         assert redis_answers(sock)
+
+
+def stream_from(source: str, port: int, game_id: str) -> http.client.HTTPResponse:
+    """An SSE stream of the game opened from the loopback address ``source``, answered."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    conn.request("GET", f"/api/v1/games/{game_id}/events", headers={"Accept": "text/event-stream"})
+    return conn.getresponse()
+
+
+def test_behind_its_nginx_each_client_is_its_own_address(tmp_path: Path) -> None:
+    """`make run` puts nginx in front of gunicorn: the app must trust its X-Forwarded-For (one
+    proxy), or every client is nginx's 127.0.0.1 to it and all share one address's open
+    streams (and per-address limits). Two clients from two addresses, one stream each."""
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
+    env.update(STREAMS_PER_ADDRESS="1")
+    for name in ("REDIS_URL", "TRUSTED_PROXIES", "BIND"):
+        env.pop(name, None)
+    proc = subprocess.Popen([sys.executable, "-m", "devstack.serve"], cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(
+            lambda: answers(base + "/readyz", status=200),
+            alive=lambda: proc.poll() is None,
+            timeout=30,
+            interval=0.2,
+            what="make run",
+            exited=lambda: f"code {proc.returncode}",
+        )
+        game = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)
+        gid = game.json()["game_id"]
+        first = stream_from("127.0.0.2", port, gid)
+        second = stream_from("127.0.0.3", port, gid)
+        assert (first.status, second.status) == (200, 200), second.read()
+        again = stream_from("127.0.0.2", port, gid)  # the cap still holds per address
+        assert again.status == 429
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
