@@ -105,9 +105,32 @@ def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:
     return [(family, address) for family, _, _, _, address in found]
 
 
+#: IPv6 prefixes whose last 32 bits are an IPv4 address the network may reach through them:
+#: NAT64's well-known and local-use prefixes (RFC 6052, RFC 8215; an IPv6-only cluster's NAT64
+#: gateway forwards to its VPC's private addresses) and the deprecated IPv4-compatible ::/96.
+_EMBEDS_IPV4 = tuple(
+    ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96")
+)
+
+
+def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a connection to ``ip`` reaches the public internet only. ``is_global`` alone
+    takes an IPv6 address that carries a private IPv4 one (6to4, NAT64) for public, and a
+    multicast one too."""
+    if not ip.is_global or ip.is_multicast:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if inner is None and any(ip in prefix for prefix in _EMBEDS_IPV4):
+            inner = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if inner is not None:
+            return _public(inner)
+    return True
+
+
 def _private(host: str, found: list[tuple[int, Any]]) -> str | None:
     for _, address in found:
         ip = ipaddress.ip_address(address[0])
-        if not ip.is_global:
+        if not _public(ip):
             return f"{host!r} resolves to {ip}, an address that is not public."
     return None

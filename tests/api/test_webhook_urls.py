@@ -38,3 +38,28 @@ def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
     assert [address[:2] for _, address in found.addresses] == [("127.0.0.1", 8080)]
     refused = target("https://localhost/turns", frozenset())
     assert isinstance(refused, str) and "not public" in refused
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::a00:5",  # NAT64 of 10.0.0.5: an IPv6-only cluster's gateway forwards there
+        "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254, the cloud metadata service
+        "64:ff9b:1::a00:5",  # NAT64's local-use prefix
+        "2002:a00:5::1",  # 6to4 of 10.0.0.5
+        "::127.0.0.1",  # IPv4-compatible (deprecated) loopback
+        "ff05::1",  # multicast
+        "224.0.0.1",  # multicast
+    ],
+)
+def test_an_address_that_carries_a_private_one_is_not_public(address: str) -> None:
+    """``is_global`` takes these for public: an IPv6 address that embeds a private IPv4 one,
+    or a multicast group."""
+    host = f"[{address}]" if ":" in address else address
+    why = refusal(f"https://{host}/hook", frozenset())
+    assert why is not None and "not public" in why, why
+
+
+def test_an_address_that_carries_a_public_one_is_public() -> None:
+    for address in ("[64:ff9b::808:808]", "[2002:808:808::1]", "[::ffff:8.8.8.8]", "8.8.8.8"):
+        assert refusal(f"https://{address}/hook", frozenset()) is None, address
