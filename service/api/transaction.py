@@ -55,7 +55,7 @@ from .idempotency import MIN_CREATE_KEY, request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify, notify_if_stored
 from .observability import record_cas_conflict, record_move
-from .owed import write_or_owe
+from .owed import owe, write_or_owe
 from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
@@ -267,6 +267,8 @@ def _maybe_stored(g: Loaded, change: Change, version: int, applied: Sequence[App
     queue_soon(store().work, game_id)
     first = (g.record.version, change.records[0])
     notify_if_stored(game_id, g.state, g.table, applied, version, first)
+    if change.table is not None:  # seats may have changed
+        delist_if_stored(game_id, g.table, first)
 
 
 def _view_answer(g: Loaded, version: int, applied: Sequence[Applied]) -> tuple[int, dict[str, Any]]:
@@ -458,6 +460,28 @@ def delist_if_full(game_id: str, table: Table) -> None:
         write_or_owe(f"delist:{game_id}", lambda: lobby.remove(game_id))
     if table.full and (bucket := table.listing.seek):
         write_or_owe(f"close:{game_id}", lambda: lobby.close(bucket, game_id))
+
+
+def delist_if_stored(game_id: str, table: Table, first: tuple[int, bytes]) -> None:
+    """:func:`delist_if_full`, owed, after a compare-and-set that failed with a Redis error: a
+    slow or hung Redis may run it after its client gave up, and a table that change filled
+    would stay listed, offered to seekers it cannot seat. Once Redis answers, the table is
+    delisted if the change turns out stored (``first``, the log index and bytes of its first
+    record, is in the log); a table still open is left listed."""
+    bucket = table.listing.seek
+    if not (table.full and (table.listing.public or bucket)):
+        return
+    games = store()
+
+    def delist() -> None:
+        if not games.holds_record(game_id, *first):
+            return
+        if table.listing.public:
+            games.lobby.remove(game_id)
+        if bucket:
+            games.lobby.close(bucket, game_id)
+
+    owe(f"delist:{game_id}:{hashlib.blake2b(first[1], digest_size=8).hexdigest()}", delist)
 
 
 def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:

@@ -539,6 +539,11 @@ class GameStore:
             raise GameNotFound(game_id)
         return int(version), list(records)
 
+    def holds_record(self, game_id: str, index: int, record: bytes) -> bool:
+        """Whether the game's log holds ``record`` at ``index`` (entry ``index + 1``): a change
+        whose compare-and-set failed with a Redis error is stored if its first record is there."""
+        return bool(self.client.lindex(keys.log_key(game_id), index) == record)
+
     def log_records(self, game_id: str, after: int = 0) -> list[bytes]:
         """The game's log records from entry ``after + 1`` on (none for a game that is gone)."""
         return cast("list[bytes]", self.client.lrange(keys.log_key(game_id), after, -1))

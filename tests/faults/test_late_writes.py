@@ -174,3 +174,34 @@ def test_a_seeker_seated_by_a_late_change_is_not_seated_again_at_its_table(
         names = [p["name"] for p in view(base, first["game_id"])["players"]]
         assert names.count("cy") == 1, names
         assert (again.status_code, again.json()["code"]) == (409, "already_seated"), again.text
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "lost"])
+def test_a_table_filled_by_a_change_stored_after_its_request_timed_out_leaves_the_lobby(
+    redis_server: RedisServer, stored: bool
+) -> None:
+    """bo takes the last open seat of a public table; the join's compare-and-set reaches Redis
+    only after its request answered 503 (or never). Stored, the full table must leave the
+    lobby. Before, it stayed listed until a listing or a seek met it. Lost, the table still has
+    its seat open and must stay listed."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        game = create(base, players=["ann", {"open": True}], public=True)
+        gid = game["game_id"]
+        assert admin.zscore(keys.LOBBY, gid) is not None
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode(), deliver=stored)
+        url = f"{base}/api/v1/games/{gid}/join"
+        body = {"invite": game["seats"][1]["invite"], "name": "bo"}
+        r = requests.post(url, json=body, timeout=30)
+        assert (r.status_code, r.json()["code"]) == (503, "storage_unavailable"), r.text
+        assert link.held.is_set()
+        if stored:
+            eventually(lambda: view(base, gid)["players"][1]["name"] == "bo", 10, "never ran")
+            eventually(lambda: admin.zscore(keys.LOBBY, gid) is None, 10, "a full table listed")
+        else:
+            time.sleep(3)  # the owed look at the log is made within a second
+            assert view(base, gid)["players"][1]["open"]
+            assert admin.zscore(keys.LOBBY, gid) is not None, "an open table left the lobby"
