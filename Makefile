@@ -86,6 +86,11 @@ bench-lobby: install
 bench-wakeups: install
 	$(PY) -m bench.bench_wakeups
 
+.PHONY: bench-sweep
+# One sweep for lost hand-overs (service/worker/sweep.py) over many live games, one Redis and a cluster.
+bench-sweep: install
+	$(PY) -m bench.bench_sweep
+
 .PHONY: bench-tables
 bench-tables: install
 	$(PY) -m bench.bench_tables

@@ -34,11 +34,16 @@ def hand_over(
 
     The change is stored already, so a Redis error here is not answered (a 503 would tell the
     client its action failed): the hand-over is owed, made once Redis takes it."""
-    if server_move_due(state, table, now_ms):
-        due = None
-    elif (due := table.wakes_at()) is None:
-        return
-    _owe_queue(work, game_id, due)
+    due = server_due(state, table, now_ms)
+    if due is not None:
+        _owe_queue(work, game_id, None if due <= now_ms else due)
+
+
+def server_due(state: rules.GameState, table: Table, now_ms: int) -> int | None:
+    """When the server owes the game its next change by itself: ``now_ms`` (a bot's move, a
+    deal, a fill), a later time (a turn clock, a fill, a rematch's claims), or never (None).
+    Stored with each change (service/store/due.py), as the worker's sweep reads it."""
+    return now_ms if server_move_due(state, table, now_ms) else table.wakes_at()
 
 
 def queue_now(work: WorkQueue, game_id: str) -> None:

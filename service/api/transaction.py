@@ -33,7 +33,7 @@ from flask import Response
 from service import rules
 from service.rules import Role, RoleKind, Status
 from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
-from service.seating import Applied, Seat, SeatKind, Table, server_move_due, server_turns
+from service.seating import Applied, Seat, SeatKind, Table, server_turns
 from service.store import (
     NO_TOKEN,
     Change,
@@ -46,7 +46,7 @@ from service.store import (
 )
 from service.store.tokens import hash_token, invite_digest, new_invite
 
-from .background import hand_over, queue_soon, request_budget
+from .background import hand_over, queue_soon, request_budget, server_due
 from .caching import CachePolicy, use_policy
 from .codes import Problem
 from .config import settings
@@ -241,6 +241,7 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             idempotency_key=g.idem_key,
             dealt=lives_long(g.state, g.table),
             seen=g.seen,
+            due=server_due(g.state, g.table, now_ms()),
         )
         if g.seen is not None:
             marked(g.record.game_id, *g.seen)
@@ -304,28 +305,50 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
         try:
             record = store().load(game_id)
         except GameNotFound:
+            store().set_due(game_id, 0, None)  # out of the due set: nothing to sweep for
             return False, None
         g = _loaded(record, Role.HOST, None, None)
         now = now_ms()
         close_seek_if_filling(game_id, g.table, now)
         opened, digests = open_unclaimed(g, now)
         applied = opened + server_turns(g.state, g.table, now, record.version, spent)
-        if applied:
-            try:
-                change = change_of(g, applied, digests)
-                store().save(game_id, record.version, change, dealt=lives_long(g.state, g.table))
-            except VersionConflict:
-                continue  # a person acted meanwhile: decide again on what is stored
-            except (LogFull, GameNotFound):
+        due = server_due(g.state, g.table, now)
+        if not applied:
+            # The due set holds what the stored record said when it was written; a look that
+            # finds nothing to do writes what it says now (unless a change came since), or the
+            # sweep would queue the game again at each turn.
+            store().set_due(game_id, record.version, due)
+        else:
+            stored = _store_server_moves(g, applied, digests, due)
+            if stored is None:
                 return False, None  # nothing more can be stored, or the game expired meanwhile
-            notify(game_id, g.state, g.table, applied, record.version + len(applied))
-            if change.ends_rated:
-                rate_game(game_id, g.state, g.table)
-            if change.table is not None:
-                list_as_seated(game_id, g.state, g.table)
-        more = server_move_due(g.state, g.table, now)
-        return more, None if more else g.table.wakes_at()
+            if not stored:
+                continue  # a person acted meanwhile: decide again on what is stored
+        more = due == now
+        return more, None if more else due
     return True, None
+
+
+def _store_server_moves(
+    g: Loaded, applied: Sequence[Applied], digests: list[bytes] | None, due: int | None
+) -> bool | None:
+    """Store the worker's moves; False when a person acted since the read, None when they
+    cannot be stored (the log full, or the game gone): the game is owed nothing more."""
+    game_id, version = g.record.game_id, g.record.version
+    change = change_of(g, applied, digests)
+    try:
+        store().save(game_id, version, change, dealt=lives_long(g.state, g.table), due=due)
+    except VersionConflict:
+        return False
+    except (LogFull, GameNotFound):
+        store().set_due(game_id, version, None)
+        return None
+    notify(game_id, g.state, g.table, applied, version + len(applied))
+    if change.ends_rated:
+        rate_game(game_id, g.state, g.table)
+    if change.table is not None:
+        list_as_seated(game_id, g.state, g.table)
+    return True
 
 
 @dataclass
@@ -425,6 +448,7 @@ def create(
         table_token=game.table_token,
         game_id=game.game_id,
         keeps=None if game.keeps is None else game.keeps[:2],
+        due=server_due(game.state, table, table.created_ms),
     )
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))

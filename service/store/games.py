@@ -270,6 +270,8 @@ class GameStore:
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self.max_entries = int(max_entries)
         self._create = client.register_script(scripts.CREATE_GAME)
+        self._set_due = client.register_script(scripts.SET_DUE)
+        self.sharded = isinstance(client, RedisCluster)  # a due set per slot (see keys.due_key)
         # The two commands of nearly every request skip redis-py's per-command layers.
         self.direct = Direct(client)
         self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
@@ -313,12 +315,14 @@ class GameStore:
         table_token: str | None = None,
         game_id: str | None = None,
         keeps: tuple[bytes, bytes] | None = None,
+        due: int | None = None,
     ) -> str:
         """Store a new game with its first log records (version = their number); returns its
         fresh id. Seats without a token (bots, open seats) pass :data:`NO_TOKEN`. ``dealt``: the
         state was dealt before (an imported position, an automatic deal), so it lives the full
         game TTL at once. ``keeps``: the host and table token digests of a game whose tokens
-        this one takes over (a rematch), instead of new tokens'."""
+        this one takes over (a rematch), instead of new tokens'. ``due``: when the server
+        owes the game its first change by itself (see :mod:`.due`), if it does."""
         host, table_digest = keeps or (hash_token(host_token), b"")
         if keeps is None and table_token is not None:
             table_digest = hash_token(table_token)
@@ -330,8 +334,10 @@ class GameStore:
         # table's, claimed before the game exists) is tried once.
         for _ in range(1 if game_id is not None else 5):
             made = game_id or new_game_id()
-            args: list[bytes | int] = [self.ttl(dealt), len(fields) // 2, *fields, *records]
-            if self._create(keys=[keys.game_key(made), keys.log_key(made)], args=args):
+            args: list[bytes | int | str] = [self.ttl(dealt), made, _due_arg(due)]
+            args += [len(fields) // 2, *fields, *records]
+            names = [keys.game_key(made), keys.log_key(made), keys.due_key(made, self.sharded)]
+            if self._create(keys=names, args=args):
                 return made
         raise StoreError("could not draw a free game id")
 
@@ -447,6 +453,7 @@ class GameStore:
         idempotency_key: str | None = None,
         dealt: bool = True,
         seen: tuple[int, int] | None = None,
+        due: int | None = None,
     ) -> int:
         """Compare-and-set: store ``change`` on top of ``expected_version``; the version grows
         by its number of records.
@@ -454,7 +461,8 @@ class GameStore:
         With an Idempotency-Key, ``kept`` is stored in the same atomic step. ``dealt``: the new
         state was ever dealt (else the game keeps its short TTL). ``seen``: (seat, time in ms)
         of a request to mark in the game's presence with the change, saving the mark its own
-        round trip (marked only if the change is stored). Raises
+        round trip (marked only if the change is stored). ``due``: when the server owes the
+        game its next change by itself after this one (see :mod:`.due`), if it does. Raises
         VersionConflict, GameNotFound, IdempotentReplay or LogFull; on any of them nothing was
         written.
         """
@@ -468,6 +476,7 @@ class GameStore:
             keys.log_key(game_id),
             keys.wakeup_channel(game_id),
             keys.presence_key(game_id),
+            keys.due_key(game_id, self.sharded),
         ]
         fields = change.fields()
         sealing = seal_key(token or "", idempotency_key or "")
@@ -479,7 +488,7 @@ class GameStore:
             key_list.append(change.spends)
         args.append(self.max_entries)
         mark = ("", 0) if seen is None else (request_field(seen[0]), seen[1])
-        args += [*mark, PRESENCE_KEEP_SECONDS]
+        args += [*mark, PRESENCE_KEEP_SECONDS, _due_arg(due)]
         result = self._cas(keys=key_list, args=[*args, *fields, *change.records])
         outcome = int(result[0])
         if outcome == 1:
@@ -491,6 +500,12 @@ class GameStore:
         if outcome == 3:
             raise LogFull(game_id)
         raise GameNotFound(game_id)
+
+    def set_due(self, game_id: str, version: int, due: int | None) -> bool:
+        """The game's due time (see :mod:`.due`) as found at ``version``, unless a change
+        was stored since (it set its own); a game gone leaves the due set. Whether set."""
+        names = [keys.game_key(game_id), keys.due_key(game_id, self.sharded)]
+        return bool(self._set_due(keys=names, args=[game_id, version, _due_arg(due)]))
 
     def peek(self, game_ids: Sequence[str]) -> list[GameRecord | None]:
         """Several games' records in one round trip per node (None: gone): listings."""
@@ -605,6 +620,10 @@ def _record(
         rate_reset=rate_reset,
         presence=presence,
     )
+
+
+def _due_arg(due: int | None) -> int | str:
+    return "" if due is None else due
 
 
 def _claims(fields: Any) -> set[str]:

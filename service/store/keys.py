@@ -7,6 +7,8 @@ passed to Lua through ``KEYS``: a script never builds a key name itself.
 
 from __future__ import annotations
 
+import binascii
+import functools
 import hashlib
 import re
 
@@ -99,12 +101,86 @@ WORK_JOBS = f"{PREFIX}{{work}}:jobs"
 WORK_DUE = f"{PREFIX}{{work}}:due"
 #: Games that used up a slice with more to do: read only when ``WORK_JOBS`` has nothing.
 WORK_MORE = f"{PREFIX}{{work}}:more"
+#: Held by the worker that sweeps for games the queue lost (service/worker/sweep.py).
+WORK_SWEEP = f"{PREFIX}{{work}}:sweep"
 LEASE_SUFFIX = ":lease"
 
 
 def lease_key(game_id: str) -> str:
     """Held by the one worker computing the game's server moves (same slot as the game)."""
     return f"{PREFIX}{{{game_id}}}{LEASE_SUFFIX}"
+
+
+#: Games the server owes a change, scored by when (service/store/due.py), on one Redis.
+DUE = f"{PREFIX}{{due}}"
+#: On a cluster, one such set per hash slot, ``mt:{due:<4 letters>}``: the letters make its
+#: name hash to the slot of the games it holds, so the compare-and-set script may write it with
+#: the game (Redis Cluster lets one script touch keys of different tags in one slot).
+DUE_SLOT_PREFIX = "due:"
+_SLOTS = 16384
+#: The letters' alphabet: 16 bytes that differ in their low 4 bits only, so a name's CRC16 is
+#: affine in those 16 bits (and, as it happens, a bijection: every slot has a name).
+_DUE_LETTERS = b"@ABCDEFGHIJKLMNO"
+
+
+def _due_name(bits: int) -> bytes:
+    letters = (_DUE_LETTERS[(bits >> shift) & 15] for shift in (12, 8, 4, 0))
+    return DUE_SLOT_PREFIX.encode() + bytes(letters)
+
+
+def _crc(bits: int) -> int:
+    return binascii.crc_hqx(_due_name(bits), 0) & (_SLOTS - 1)
+
+
+def _due_basis() -> list[tuple[int, int]]:
+    """An XOR basis of the slots each bit of the letters flips, each with the bits that make
+    it, highest slot bit first: a slot is solved for in at most 14 steps."""
+    basis: list[tuple[int, int]] = []
+    for bit in range(16):
+        vector, bits = _crc(1 << bit) ^ _crc(0), 1 << bit
+        for have, made in basis:
+            if vector ^ have < vector:
+                vector, bits = vector ^ have, bits ^ made
+        if vector:
+            basis = sorted([*basis, (vector, bits)], reverse=True)
+    return basis
+
+
+_DUE_BASIS = _due_basis()
+
+
+def slot_of(name: str) -> int:
+    """The Redis Cluster slot of a key name (CRC16 of its hash tag, or of the whole name)."""
+    raw = name.encode()
+    start = raw.find(b"{")
+    if start >= 0:
+        end = raw.find(b"}", start + 1)
+        if end > start + 1:
+            raw = raw[start + 1 : end]
+    return binascii.crc_hqx(raw, 0) & (_SLOTS - 1)
+
+
+@functools.cache
+def due_slot_key(slot: int) -> str:
+    """The due set of one hash slot (a cluster's)."""
+    target, bits = slot ^ _crc(0), 0
+    for have, made in _DUE_BASIS:
+        if target ^ have < target:
+            target, bits = target ^ have, bits ^ made
+    if target:
+        raise AssertionError(f"no due-set name for slot {slot}")
+    return f"{PREFIX}{{{_due_name(bits).decode()}}}"
+
+
+def due_key(game_id: str, sharded: bool) -> str:
+    """The set that holds the game when the server owes it a change: its slot's on a
+    cluster (``sharded``), else the one set."""
+    return due_slot_key(slot_of(game_key(game_id))) if sharded else DUE
+
+
+def due_slot_keys() -> list[str]:
+    """Every slot's due set (a cluster's sweep)."""
+    return [due_slot_key(slot) for slot in range(_SLOTS)]
 
 
 def valid_game_id(game_id: str) -> bool:

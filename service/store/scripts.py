@@ -8,34 +8,70 @@ from __future__ import annotations
 # Records are appended a thousand at a time: Lua's unpack fails past about 8,000 values, and a
 # script that fails midway keeps what it wrote before (a version without its records).
 
-# KEYS[1] = game hash  KEYS[2] = game log
+# The due set (KEYS: the game's, keys.due_key; the game's id is the member): when the server
+# owes the game a change (a bot's move or a deal now, a turn clock, a fill), written by the
+# same script as the change, so that no lost write after it (the work queue's) can leave a
+# stored change that nobody will look at (service/store/due.py). ARGV: the time in ms, or ''
+# when the server owes the game nothing.
+_SET_DUE = """
+local function set_due(key, game, due)
+  if due == '' then redis.call('ZREM', key, game) else redis.call('ZADD', key, due, game) end
+end
+"""
+
+# KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = the game's due set (above)
 # ARGV[1] = TTL seconds (the caller's choice: short for a game never dealt)
-# ARGV[2] = n, the number of hash field/value pairs that follow
-# ARGV[3 .. 2+2n] = the game's fields  ARGV[3+2n ..] = the first log records
+# ARGV[2] = the game's id  ARGV[3] = its due time (above)
+# ARGV[4] = n, the number of hash field/value pairs that follow
+# ARGV[5 .. 4+2n] = the game's fields  ARGV[5+2n ..] = the first log records
 # The version is the number of records. Returns 1 when created, 0 when the id is taken.
-CREATE_GAME = """
+CREATE_GAME = (
+    _SET_DUE
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local last = 2 + 2 * tonumber(ARGV[2])
+local last = 4 + 2 * tonumber(ARGV[4])
 local version = #ARGV - last
-redis.call('HSET', KEYS[1], 'v', version, unpack(ARGV, 3, last))
+redis.call('HSET', KEYS[1], 'v', version, unpack(ARGV, 5, last))
 for i = last + 1, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
+set_due(KEYS[3], ARGV[2], ARGV[3])
 return 1
 """
+)
+
+# KEYS[1] = game hash  KEYS[2] = the game's due set  ARGV[1] = the game's id
+# ARGV[2] = the version the caller read  ARGV[3] = the due time it found (as above)
+# Sets the game's due time unless a change was stored since the read (that change set its
+# own); a game gone leaves the set. Returns 1 when set.
+SET_DUE = (
+    _SET_DUE
+    + """
+local cur = redis.call('HGET', KEYS[1], 'v')
+if not cur then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 0
+end
+if cur ~= ARGV[2] then return 0 end
+set_due(KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+)
 
 # KEYS[1] = game hash  KEYS[2] = game log  KEYS[3] = the game's wake-up channel
-# (keys.wakeup_channel)  KEYS[4] = the game's presence hash  KEYS[5] = idempotency key (when
-# ARGV[5] is not 0)  then, optionally, a one-time ticket the change spends (a transfer's): set
-# to ``spent`` (transfers.SPENT) with its TTL kept, if it still exists
+# (keys.wakeup_channel)  KEYS[4] = the game's presence hash  KEYS[5] = the game's due set
+# (above)  KEYS[6] = idempotency key (when ARGV[5] is not 0)  then, optionally, a one-time
+# ticket the change spends (a transfer's): set to ``spent`` (transfers.SPENT) with its TTL
+# kept, if it still exists
 # ARGV[1] = expected version  ARGV[2] = TTL seconds (as above)  ARGV[3] = n field/value pairs
 # ARGV[4] = response kept under the idempotency key  ARGV[5] = its TTL seconds (0: no key)
 # ARGV[6] = the most entries the game's log may hold
 # ARGV[7] = the presence field the change marks ('' for none)  ARGV[8] = its time (ms)
 # ARGV[9] = how long the presence hash outlives that mark (seconds)
-# ARGV[10 .. 9+2n] = fields to set (the state at least)  ARGV[10+2n ..] = records to append
+# ARGV[10] = the game's due time after the change (above)
+# ARGV[11 .. 10+2n] = fields to set (the state at least)  ARGV[11+2n ..] = records to append
 # Returns {1, new version} applied (the version grows by the number of records); {0, current
 # version} the version moved on (lost race or stale If-Match); {-1} the game is gone; {2, kept
 # response} a request with the same Idempotency-Key applied first; {3, current version} the log
@@ -49,25 +85,27 @@ return 1
 # ``<length>:<bytes>`` (service/store/wakeup.py reads it): readers that hold the game's log up
 # to the change append them without reading the log. The log stays the truth; a lost message
 # costs a reader a delay, never an entry.
-COMPARE_AND_SET = """
+COMPARE_AND_SET = (
+    _SET_DUE
+    + """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if not cur then return {-1} end
-local idem = ARGV[5] ~= '0' and KEYS[5] or nil
-local spends = KEYS[idem and 6 or 5]
+local idem = ARGV[5] ~= '0' and KEYS[6] or nil
+local spends = KEYS[idem and 7 or 6]
 if idem then
   local kept = redis.call('GET', idem)
   if kept then return {2, kept} end
 end
 if cur ~= ARGV[1] then return {0, tonumber(cur)} end
-local last = 9 + 2 * tonumber(ARGV[3])
+local last = 10 + 2 * tonumber(ARGV[3])
 local new = tonumber(cur) + #ARGV - last
 if new > tonumber(ARGV[6]) then return {3, tonumber(cur)} end
 local seats
-for i = 10, last - 1, 2 do
+for i = 11, last - 1, 2 do
   if ARGV[i] == 't' then seats = ARGV[i + 1] end
 end
 local before = seats and redis.call('HGET', KEYS[1], 't')
-redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 10, last))
+redis.call('HSET', KEYS[1], 'v', new, unpack(ARGV, 11, last))
 for i = last + 1, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
@@ -96,7 +134,9 @@ if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[7], ARGV[8])
   redis.call('EXPIRE', KEYS[4], ARGV[9])
 end
-local wakeup = {string.sub(KEYS[1], 5, -2), ' ', new, ' '}
+local game = string.sub(KEYS[1], 5, -2)
+set_due(KEYS[5], game, ARGV[10])
+local wakeup = {game, ' ', new, ' '}
 for i = last + 1, #ARGV do
   table.insert(wakeup, #ARGV[i] .. ':')
   table.insert(wakeup, ARGV[i])
@@ -104,6 +144,7 @@ end
 redis.call('SPUBLISH', KEYS[3], table.concat(wakeup))
 return {1, new}
 """
+)
 
 # KEYS[1] = game hash  ARGV[1] = the field of who claims its rematch (``rc:<who>``)
 # ARGV[2] = 1 when the claim closes with the window (a seat's), 0 if never (the table's)
@@ -177,6 +218,37 @@ for _, game in ipairs(due) do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'g', game)
 end
 return #due
+"""
+
+# KEYS[1], KEYS[2] = the job streams (first, more)  KEYS[3] = the due-time sorted set
+# ARGV[1] = the stream's approximate length cap  ARGV[2 ..] = pairs: a game, and the time
+# (ms) the server owed it a change since (from the games' due sets)
+# The sweep's hand-over: queues each game the queue does not hold (in neither stream, nor due
+# by that time in the sorted set). A job taken and not yet done is still in its stream.
+# Returns the games queued.
+QUEUE_MISSING = """
+local queued = {}
+for i = 1, 2 do
+  for _, entry in ipairs(redis.call('XRANGE', KEYS[i], '-', '+')) do
+    local fields = entry[2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'g' then queued[fields[j + 1]] = true end
+    end
+  end
+end
+local out = {}
+for i = 2, #ARGV, 2 do
+  local game = ARGV[i]
+  if not queued[game] then
+    local at = redis.call('ZSCORE', KEYS[3], game)
+    if not at or tonumber(at) > tonumber(ARGV[i + 1]) then
+      redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'g', game)
+      queued[game] = true
+      table.insert(out, game)
+    end
+  end
+end
+return out
 """
 
 # KEYS[1] = a lease  ARGV[1] = its owner

@@ -24,6 +24,7 @@ shares its game's.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,7 @@ class WorkQueue:
         self.client = client
         self._promote = client.register_script(scripts.PROMOTE_DUE)
         self._release = client.register_script(scripts.RELEASE_LEASE)
+        self._queue_missing = client.register_script(scripts.QUEUE_MISSING)
 
     def ensure_group(self) -> None:
         """Create the streams and their consumer group unless they exist (every worker at
@@ -109,6 +111,21 @@ class WorkQueue:
             if ids:
                 self.client.xack(stream, GROUP, *ids)
                 self.client.xdel(stream, *ids)
+
+    def queue_missing(self, owed: Sequence[tuple[str, int]]) -> list[str]:
+        """Of these games (each with the time since which the server owes it a change), queue
+        those the queue does not hold: in neither stream, nor in the sorted set by that time.
+        The games queued."""
+        args: list[str | int] = [MAX_JOBS]
+        for game_id, since in owed:
+            args += [game_id, since]
+        streams = [*STREAMS, keys.WORK_DUE]
+        queued: Any = self._queue_missing(keys=streams, args=args)
+        return [raw.decode() for raw in queued]
+
+    def take_sweep(self, owner: str, ttl_ms: int) -> bool:
+        """Whether ``owner`` sweeps now: one worker per ``ttl_ms``, however many run."""
+        return bool(self.client.set(keys.WORK_SWEEP, owner, nx=True, px=ttl_ms))
 
     def lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` now holds the game's lease (for ``ttl_ms``, or until released)."""

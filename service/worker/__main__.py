@@ -3,7 +3,8 @@
 ``python -m service.worker --alive`` exits 0 while a worker on this machine has turned its loop
 within :data:`ALIVE_SECONDS` (the heartbeat file's age): the liveness probe of compose and k8s.
 Settings come from the environment, as for the API (``REDIS_URL``, ``REDIS_CLUSTER``, ...), and
-``WORKER_LEASE_MS`` and ``WORKER_CLAIM_IDLE_MS`` (see :mod:`.loop`).
+``WORKER_LEASE_MS`` and ``WORKER_CLAIM_IDLE_MS`` (see :mod:`.loop`), ``WORKER_SWEEP_MS`` and
+``WORKER_SWEEP_GRACE_MS`` (see :mod:`.sweep`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from service.api.app import create_app
 from service.api.config import settings
 from service.api.store_access import store
 from service.api.webhook_urls import allowed_hosts
+from service.store.due import DueSets
 from service.store.work import WorkQueue
 
 from .deliveries import Sender
 from .loop import CLAIM_IDLE_MS, LEASE_MS, Worker
 from .play import play_game
+from .sweep import GRACE_MS, SWEEP_MS, sweeper
 
 HEARTBEAT = Path(os.environ.get("WORKER_HEARTBEAT", "/tmp/mexican-train-worker.alive"))
 ALIVE_SECONDS = 30.0
@@ -72,6 +75,12 @@ def main() -> int:
             name,
             lease_ms=int(os.environ.get("WORKER_LEASE_MS", LEASE_MS)),
             claim_idle_ms=int(os.environ.get("WORKER_CLAIM_IDLE_MS", CLAIM_IDLE_MS)),
+            sweep=sweeper(
+                DueSets(store().client),
+                WorkQueue(store().client),
+                int(os.environ.get("WORKER_SWEEP_GRACE_MS", GRACE_MS)),
+            ),
+            sweep_ms=int(os.environ.get("WORKER_SWEEP_MS", SWEEP_MS)),
         )
         logging.getLogger(__name__).info("worker %s started", name)
         worker.run(stop, beat)

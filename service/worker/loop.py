@@ -20,6 +20,8 @@ import redis
 
 from service.store.work import Job, WorkQueue
 
+from .sweep import SWEEP_MS
+
 log = logging.getLogger(__name__)
 
 #: CPU seconds one job may spend on one game before it yields to the others.
@@ -68,12 +70,17 @@ class Worker:
         *,
         lease_ms: int = LEASE_MS,
         claim_idle_ms: int = CLAIM_IDLE_MS,
+        sweep: Callable[[int], list[str]] | None = None,
+        sweep_ms: int = SWEEP_MS,
     ) -> None:
         self.queue = queue
         self.play = play
         self.name = name
         self.lease_ms = lease_ms
         self.claim_idle_ms = claim_idle_ms
+        self.sweep = sweep  # see .sweep
+        self.sweep_ms = sweep_ms
+        self.next_sweep = 0.0  # time.monotonic() of this worker's next try
 
     def run(self, stop: threading.Event, beat: Callable[[], None] = lambda: None) -> None:
         """Work until ``stop`` is set, calling ``beat`` every round (a liveness signal); Redis
@@ -94,14 +101,30 @@ class Worker:
                 stop.wait(ERROR_PAUSE_SECONDS)
 
     def step(self) -> int:
-        """One round: queue due games, take over dead workers' jobs, then new ones; how many
-        jobs were handled."""
+        """One round: queue due games, sweep for games the queue lost (when this worker's turn
+        came), take over dead workers' jobs, then new ones; how many jobs were handled."""
         self.queue.promote_due(now_ms())
+        self.sweep_if_due()
         jobs = self.queue.claim_stale(self.name, self.claim_idle_ms)
         jobs += self.queue.take(self.name, 8, BLOCK_MS)
         for job in jobs:
             self.work(job)
         return len(jobs)
+
+    def sweep_if_due(self) -> None:
+        """Sweep for games the queue lost, if this worker's turn came and no other worker
+        swept within the period."""
+        if self.sweep is None or time.monotonic() < self.next_sweep:
+            return
+        self.next_sweep = time.monotonic() + self.sweep_ms / 1000
+        if not self.queue.take_sweep(self.name, self.sweep_ms):
+            return
+        try:
+            self.sweep(now_ms())
+        except redis.RedisError:
+            raise  # the loop pauses, as for any Redis error
+        except Exception:  # a cluster's slot map in flux: the next sweep reads it again
+            log.exception("worker %s: sweep failed", self.name)
 
     def work(self, job: Job) -> None:
         game = job.game_id

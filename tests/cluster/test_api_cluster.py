@@ -53,11 +53,12 @@ def test_bot_games_on_cluster_match_local_play(
     assert got == want
     # Every key the service wrote carries one hash tag: a game's id (its state, log, idempotency
     # records, rate counters, worker lease, who is at the table: one slot, so each Lua
-    # compare-and-set stays on one node), a keyed create's own tag, or the worker queue's one tag.
+    # compare-and-set stays on one node), a keyed create's own tag, the worker queue's one tag,
+    # or a slot's due set (its tag hashes to the slot of the games it holds).
     client = redis_cluster.client()
     tagged = re.compile(
         rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}(:(idem|rate):[0-9a-f]+|:(log|lease|presence))?$"
-        rb"|^mt:\{work\}:(jobs|more|due)$"
+        rb"|^mt:\{work\}:(jobs|more|due|sweep)$|^mt:\{due:[@A-O]{4}\}$"
     )
     kinds = set()
     for key in client.scan_iter(match="*"):

@@ -20,7 +20,10 @@ from service.store import keys
 from tests.live.helpers import answered, auth, create, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player
-from tests.redis_clients import user_without
+from tests.redis_clients import keys_not_starting, user_without
+
+#: The keys an app user refused the lobby may touch: every one but the lobby's.
+LOBBY_REFUSED = keys_not_starting("mt:{lobby}")
 
 
 @pytest.fixture(scope="module")
@@ -142,11 +145,12 @@ def listed_within(base: str, gid: str, listed: bool, seconds: float = 5) -> None
 def test_a_listing_redis_refused_is_made_once_redis_takes_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The app's own Redis user may not ZADD nor ZREM: the table is made and filled, then its
-    # listing and its delisting are refused, as when Redis goes away in between.
+    # The app's own Redis user may not touch the lobby's keys (ZADD, ZREM): the table is made
+    # and filled, then its listing and its delisting are refused, as when Redis goes away in
+    # between.
     with RedisServer() as redis_server:
         admin = redis.Redis.from_url(redis_server.url)
-        app_url = user_without(redis_server, admin, "zadd", "zrem")
+        app_url = user_without(redis_server, admin, keys=LOBBY_REFUSED)
         with start_gunicorn(app_url, env=ENV, with_worker=False) as base:
             answers = answered(monkeypatch)
             made = create(base, players=["ann", {"open": True}], public=True)
@@ -155,7 +159,7 @@ def test_a_listing_redis_refused_is_made_once_redis_takes_it(
             assert admin.zscore(keys.LOBBY, gid) is None  # refused, so far
             user_without(redis_server, admin)
             listed_within(base, gid, True)
-            user_without(redis_server, admin, "zadd", "zrem")
+            user_without(redis_server, admin, keys=LOBBY_REFUSED)
             (seat,) = made["seats"][1:]
             joined = send(
                 "POST",

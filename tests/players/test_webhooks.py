@@ -25,7 +25,7 @@ from tests.live.helpers import answered, auth, create, entries, send
 from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
 from tests.players.receiver import Received, Receiver, hostile, receiver
-from tests.redis_clients import keys_not_ending, user_without
+from tests.redis_clients import keys_not_ending, keys_not_starting, user_without
 
 
 @pytest.fixture()
@@ -144,7 +144,7 @@ def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
     hooks: Receiver, refused: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The change is stored, then Redis refuses its deliveries (the app's own Redis user may not
-    # ZADD), or the player's webhooks they are made from.
+    # touch the deliveries' keys), or the player's webhooks they are made from.
     with RedisServer() as redis_server:
         admin = redis.Redis.from_url(redis_server.url)
         app_url = user_without(redis_server, admin)
@@ -153,7 +153,7 @@ def test_a_your_turn_redis_refused_is_sent_once_redis_takes_it(
             ann = new_player(base, "ann")
             secret = register(base, ann, hooks.url + "/turns").json()["secret"]
             if refused == "queue":
-                user_without(redis_server, admin, "zadd")
+                user_without(redis_server, admin, keys=keys_not_starting("mt:{hooks}"))
             else:
                 user_without(redis_server, admin, keys=keys_not_ending("}:hooks"))
             players = [
