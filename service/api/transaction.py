@@ -39,6 +39,7 @@ from service.store import (
     Change,
     GameNotFound,
     GameRecord,
+    GameStore,
     IdempotentReplay,
     KeptResponse,
     LogFull,
@@ -506,6 +507,55 @@ def delist_if_stored(game_id: str, table: Table, first: tuple[int, bytes]) -> No
             games.lobby.close(bucket, game_id)
 
     owe(f"delist:{game_id}:{hashlib.blake2b(first[1], digest_size=8).hexdigest()}", delist)
+
+
+def reopen_if_held(
+    games: GameStore, game_id: str, digest: bytes, name: Callable[[int], str]
+) -> None:
+    """Reopen the seat that holds the token of ``digest``, if one does (named ``name(seat)``
+    again): a seat taken by a change whose request failed (a Redis error, answered 503) but
+    which Redis ran all the same. Nobody holds that token, so the seat would wait for nobody.
+    Not stored, or changed since, nothing is. Runs on the owing thread: no app context, so
+    the store comes in ``games``."""
+    for _ in range(SERVER_ATTEMPTS):
+        try:
+            record = games.load(game_id)
+        except GameNotFound:
+            return
+        if digest not in record.seat_digests:
+            return
+        seat = record.seat_digests.index(digest)
+        g = _loaded(record, Role.HOST, None, None)
+        now = now_ms()
+        g.table.seats[seat] = Seat(SeatKind.OPEN)
+        g.state.players[seat] = name(seat)
+        reopened = Record(Kind.SEAT, By.AUTO, now, seat)
+        applied = [Applied(reopened, seat_events(reopened))]
+        change = change_of(g, applied, with_seat_token(g, seat, None))
+        due = server_due(g.state, g.table, now)
+        try:
+            games.save(game_id, record.version, change, dealt=lives_long(g.state, g.table), due=due)
+        except VersionConflict:
+            continue
+        except (LogFull, GameNotFound):
+            return
+        hand_over(games.work, game_id, g.state, g.table, now)
+        _relist(games, game_id, g.table, now)
+        return
+
+
+def _relist(games: GameStore, game_id: str, table: Table, now: int) -> None:
+    """A table with a seat open again is listed again, and back in its seek bucket if it had
+    left it (filled by the change that took the seat), first in line; not once bots are to
+    fill it. Owed if Redis refuses: the seat is open already, and a look at it again would
+    find nothing to reopen."""
+    lobby = games.lobby
+    if table.listing.public:
+        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, table.created_ms))
+    fill_at = table.listing.fill_at_ms
+    if (bucket := table.listing.seek) and (fill_at is None or now < fill_at):
+        taken = sum(1 for seat in table.seats if seat.kind != SeatKind.OPEN)
+        write_or_owe(f"reopen-seek:{game_id}", lambda: lobby.reopen(bucket, game_id, taken))
 
 
 def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:

@@ -28,6 +28,7 @@ class Lobby:
         self._close = client.register_script(scripts.CLOSE_SEEK_TABLE)
         self._forget = client.register_script(scripts.FORGET_SEEKER)
         self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
+        self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
 
     def list(self, limit: int) -> list[str]:
         """The newest public tables' ids (more than asked for: some may be gone or full)."""
@@ -61,6 +62,13 @@ class Lobby:
         """A seat claimed at ``game_id`` was not taken (the seek failed): the next seek of
         the bucket may have it, unless the table was closed meanwhile."""
         return bool(self._give_back(keys=list(keys.seek_keys(bucket)), args=[game_id]))
+
+    def reopen(self, bucket: str, game_id: str, taken: int) -> bool:
+        """A seat of a table that left its bucket full is open again: the table is back, first
+        in line, with ``taken`` seats counted as claimed. A table still in its bucket keeps its
+        count (seekers may hold claims there not yet taken). Whether it came back."""
+        names = list(keys.seek_keys(bucket))
+        return bool(self._reopen(keys=names, args=[game_id, taken]))
 
     def close(self, bucket: str, game_id: str) -> int:
         """Take the table out of its bucket; the seats seekers claimed on it."""

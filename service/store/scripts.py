@@ -336,6 +336,17 @@ redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
 return 1
 """
 
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = its seats taken
+# A table that left the bucket full has a seat open again (taken by a seek whose request
+# failed): it is back, first in line, with its taken seats claimed. A table still in the
+# bucket is left as it is: its count holds claims not yet taken. Returns 1 when put back.
+REOPEN_SEEK_TABLE = """
+if redis.call('HGET', KEYS[2], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+return 1
+"""
+
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = a player id
 # Takes the player out of the table's seated players: its seek was given a seat there but did
 # not take it (the seat went to someone else, or the seek failed), so it may seek again.

@@ -149,31 +149,40 @@ def test_a_change_stored_after_its_request_timed_out_still_sends_its_webhooks(
                 break
 
 
-def test_a_seeker_seated_by_a_late_change_is_not_seated_again_at_its_table(
-    redis_server: RedisServer,
+@pytest.mark.parametrize("players", [4, 3], ids=["open", "filled"])
+def test_a_seat_taken_by_a_seek_answered_503_opens_again_for_its_retry(
+    redis_server: RedisServer, players: int
 ) -> None:
-    """cy's seek is answered 503, but its compare-and-set reaches Redis late: cy sits at
-    seat 2, and its seat was given back. cy seeks again and is offered that table, first in
-    line: it must be told it sits there already. Before, it took the table's last seat too,
-    one player in two seats."""
+    """cy's seek is answered 503, but its compare-and-set reaches Redis late: cy sits at seat 2
+    under a token nobody was given (and, at a 3-seat table, fills it). The seat must open
+    again, the table be first in its bucket, and cy's retry be seated there, once, with a
+    token that works: the 503 stands for a seek that changed nothing. Before, the seat stayed
+    taken for ever, cy's retry was told 409 already_seated (with no token), and a table it
+    filled started with a seat nobody could play."""
     admin = redis.Redis.from_url(redis_server.url)
     with (
         LateLink(redis_server.port) as link,
         start_gunicorn(link.url, env=ENV, with_worker=False) as base,
     ):
         cy = new_player(base, "cy")
-        url, four = f"{base}/api/v1/lobby/seek", {"players": 4}
-        first = requests.post(url, json={"name": "ann", **four}, timeout=30).json()
-        requests.post(url, json={"name": "bo", **four}, timeout=30).raise_for_status()
+        url, size = f"{base}/api/v1/lobby/seek", {"players": players}
+        first = requests.post(url, json={"name": "ann", **size}, timeout=30).json()
+        requests.post(url, json={"name": "bo", **size}, timeout=30).raise_for_status()
+        gid = first["game_id"]
         link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode())
-        body = {"name": "cy", "player_token": cy["player_token"], **four}
+        body = {"name": "cy", "player_token": cy["player_token"], **size}
         late = requests.post(url, json=body, timeout=30)
         assert late.status_code == 503, late.text
-        eventually(lambda: view(base, first["game_id"])["players"][2]["name"] == "cy", 10, "")
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        eventually(lambda: view(base, gid)["players"][2]["open"], 10, "the seat stays taken")
         again = requests.post(url, json=body, timeout=30)
-        names = [p["name"] for p in view(base, first["game_id"])["players"]]
+        assert again.status_code == 201, again.text
+        seated = again.json()
+        assert (seated["game_id"], seated["seat"]) == (gid, 2)
+        names = [p["name"] for p in view(base, gid)["players"]]
         assert names.count("cy") == 1, names
-        assert (again.status_code, again.json()["code"]) == (409, "already_seated"), again.text
+        mine = requests.get(f"{base}/api/v1/games/{gid}", headers=auth(seated["token"]), timeout=10)
+        assert mine.status_code == 200 and "hand" in mine.json(), mine.text
 
 
 @pytest.mark.parametrize("stored", [True, False], ids=["stored", "lost"])
@@ -205,3 +214,31 @@ def test_a_table_filled_by_a_change_stored_after_its_request_timed_out_leaves_th
             time.sleep(3)  # the owed look at the log is made within a second
             assert view(base, gid)["players"][1]["open"]
             assert admin.zscore(keys.LOBBY, gid) is not None, "an open table left the lobby"
+
+
+def test_a_table_made_by_a_seek_answered_503_opens_its_seat_for_the_retry(
+    redis_server: RedisServer,
+) -> None:
+    """ann's seek makes a new table, but its creation reaches Redis only after the request
+    answered 503: the table exists, ann in seat 0 under a token nobody was given, and the
+    failed seek took the table out of its bucket. The seat must open again and the table come
+    back to its bucket, so ann's retry is seated there. Before, the table waited for nobody,
+    listed nowhere, and the retry made a second one."""
+    admin = redis.Redis.from_url(redis_server.url)
+    order = keys.seek_keys("standard|3|0|0")[0]
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        url, body = f"{base}/api/v1/lobby/seek", {"name": "ann", "players": 3}
+        link.hold_next(admin.script_load(scripts.CREATE_GAME).encode())
+        late = requests.post(url, json=body, timeout=30)
+        assert (late.status_code, late.json()["code"]) == (503, "storage_unavailable")
+        eventually(link.delivered.is_set, 10, "the held creation was never delivered")
+        eventually(lambda: admin.zcard(order) == 1, 10, "the table made late is in no bucket")
+        (gid,) = [raw.decode() for raw in admin.zrange(order, 0, -1)]
+        assert view(base, gid)["players"][0]["open"]
+        again = requests.post(url, json=body, timeout=30)
+        assert again.status_code == 201, again.text
+        assert (again.json()["game_id"], again.json()["seat"]) == (gid, 0)
+        assert [p["name"] for p in view(base, gid)["players"]].count("ann") == 1

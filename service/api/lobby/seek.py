@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import redis
@@ -16,11 +17,12 @@ from flask import Response
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
 from service.seating import Listing, Seat, SeatKind, Table
-from service.store.tokens import new_game_id, new_token
+from service.store.tokens import hash_token, new_game_id, new_token
 
 from ..codes import Problem
 from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
+from ..owed import owe
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -30,6 +32,7 @@ from ..transaction import (
     create,
     keep_answer,
     now_ms,
+    reopen_if_held,
     replay_unscoped,
     server_moves,
     transact,
@@ -119,9 +122,16 @@ def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Respons
     """Take the seat the claim gave (making the table first when it is new); a seat not taken,
     for whatever reason, no longer counts its player as seated at that table."""
     lobby = store().lobby
+    tokens: list[bytes] = []  # the digest of each seat token offered, the last one tried
     try:
-        seated = make_table(game_id, wanted) if made else take_seat(game_id, seat, wanted)
-    except Exception:
+        seated: Response | None
+        if made:
+            seated = make_table(game_id, wanted, tokens)
+        else:
+            seated = take_seat(game_id, seat, wanted, tokens)
+    except Exception as err:
+        if isinstance(err, redis.RedisError) and tokens:
+            reopen_later(game_id, tokens[-1])
         with contextlib.suppress(redis.RedisError):
             if made:  # a table not made stays out of its bucket: no later seek waits for it
                 lobby.close(wanted.bucket, game_id)
@@ -134,13 +144,29 @@ def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Respons
     return seated
 
 
-def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
+def reopen_later(game_id: str, digest: bytes) -> None:
+    """After a sit, or a table's making, that failed with a Redis error (answered 503): Redis
+    may run it all the same, seating the seeker under a token nobody was given. Once Redis
+    answers, that seat opens again if it holds the token (and the table is listed again), so
+    that the 503 stands for a seek that changed nothing; the seeker's retry is seated anew."""
+    games = store()
+    reopen = partial(reopen_if_held, games, game_id, digest, OPEN_SEAT_NAME.format)
+    owe(f"reopen:{game_id}:{digest.hex()[:16]}", reopen)
+
+
+def take_seat(
+    game_id: str, seat: int, wanted: Seek, tokens: list[bytes] | None = None
+) -> Response | None:
     """Sit at ``seat`` of a seek table (waiting a moment for a table another seek is still
-    making); None when that seat is gone (to a bot) or the table is."""
+    making); None when that seat is gone (to a bot) or the table is. ``tokens``: the digest
+    of each seat token offered is added to it."""
     deadline = time.monotonic() + MADE_WAIT_SECONDS
+    offered = [] if tokens is None else tokens
     while True:
         try:
-            return transact(game_id, lambda g: sit(g, seat, wanted), keyed=False, attempts=8)
+            return transact(
+                game_id, lambda g: sit(g, seat, wanted, offered), keyed=False, attempts=8
+            )
         except ApiError as err:
             if err.kind is Problem.SEAT_TAKEN:  # no seat is open: full, or given to bots
                 store().lobby.close(wanted.bucket, game_id)
@@ -153,9 +179,10 @@ def take_seat(game_id: str, seat: int, wanted: Seek) -> Response | None:
             time.sleep(0.05)
 
 
-def sit(g: Loaded, claimed: int, wanted: Seek) -> Decision:
+def sit(g: Loaded, claimed: int, wanted: Seek, offered: list[bytes] | None = None) -> Decision:
     """Sit at the claimed seat, or at the first one open: a seat given back by a seek that
-    failed is claimed again by number, maybe after a later seat's seeker took its own."""
+    failed is claimed again by number, maybe after a later seat's seeker took its own.
+    ``offered``: the new token's digest is added to it."""
     not_seated(g, wanted)
     seat = open_seat(g, claimed)
     record = Record(Kind.JOIN, By.PLAYER, now_ms(), seat, text=wanted.name)
@@ -165,6 +192,8 @@ def sit(g: Loaded, claimed: int, wanted: Seek) -> Decision:
     g.table.listing = replace(listing, fill_at_ms=wanted.fill_at(record.at_ms, listing.fill_at_ms))
     token = new_token()
     digests = with_seat_token(g, seat, token)
+    if offered is not None:
+        offered.append(digests[seat])
 
     def answer(g: Loaded, version: int, _: Any) -> tuple[int, dict[str, Any]]:
         return 201, {"game_id": g.record.game_id, "version": version, "seat": seat, "token": token}
@@ -198,8 +227,9 @@ def open_seat(g: Loaded, claimed: int) -> int:
     return found
 
 
-def make_table(game_id: str, wanted: Seek) -> Response:
-    """The seek table ``game_id`` (claimed already), the seeker in seat 0, the rest open."""
+def make_table(game_id: str, wanted: Seek, offered: list[bytes] | None = None) -> Response:
+    """The seek table ``game_id`` (claimed already), the seeker in seat 0, the rest open.
+    ``offered``: the digest of the seeker's token is added to it."""
     created = now_ms()
     names = [wanted.name] + [OPEN_SEAT_NAME.format(i) for i in range(1, wanted.players)]
     state = rules.new_game(names, wanted.preset)
@@ -212,6 +242,8 @@ def make_table(game_id: str, wanted: Seek) -> Response:
     creation = Record(Kind.CREATE, By.HOST, created, state=rules.dumps(state), tick_ms=TICK_MS)
     applied = server_moves(state, table, creation, [], 1)
     tokens: list[str | None] = [new_token()] + [None] * (wanted.players - 1)
+    if offered is not None:
+        offered.append(hash_token(tokens[0] or ""))
     game = NewGame(
         state, table, applied, tokens, [None] * wanted.players, new_token(), new_token(), game_id
     )
