@@ -99,6 +99,10 @@ class Owed:
             except redis.RedisError as err:  # refused for itself: the others go on
                 self._refused(key, write, tries + 1, err)
                 continue
+            except Exception:  # a fault of the write itself, which no retry mends
+                log.exception("%s: owed write dropped", key)
+                self._settle(key, write)
+                continue
             self._settle(key, write)
             log.info("%s: owed write made", key)
 

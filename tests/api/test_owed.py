@@ -39,6 +39,24 @@ def test_a_write_refused_for_itself_holds_back_no_other(
         assert made_within(lambda: len(owing) == 0), "the refused write was never given up"
 
 
+def test_a_write_that_fails_outside_redis_is_dropped_and_stops_no_other(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    with flushed_client(redis_server) as client:
+        owing = owed.Owed()
+        owing.add("broken", lambda: client.set("never", broken_value(object())))
+        owing.add("good", lambda: client.set("made", 1))
+        assert made_within(lambda: client.get("made") == b"1")
+        assert made_within(lambda: len(owing) == 0), "the broken write is still owed"
+        owing.add("later", lambda: client.set("later", 1))
+        assert made_within(lambda: client.get("later") == b"1")
+
+
+def broken_value(value: object) -> bytes:
+    raise TypeError(f"not serialisable: {value!r}")
+
+
 def test_writes_wait_while_redis_is_away_and_are_made_when_it_is_back(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
