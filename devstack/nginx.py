@@ -134,10 +134,12 @@ class Nginx(Managed):
     def _spawn(self) -> subprocess.Popen[bytes]:
         command = [self.binary, "-p", str(self.workdir), "-c", str(self.conf)]
         command += ["-g", _globals(self.workdir)]
+        # Its own process group, so a terminal's Ctrl-C reaches only the launcher, which stops
+        # nginx first and Redis last.
         if not self.logs_to_files:
-            return subprocess.Popen(command)
+            return subprocess.Popen(command, process_group=0)
         with self.access_log.open("ab") as out, self.error_log.open("ab") as err:
-            return subprocess.Popen(command, stdout=out, stderr=err)
+            return subprocess.Popen(command, stdout=out, stderr=err, process_group=0)
 
     def start(self, timeout: float = 10.0) -> Self:
         checked = check_config(self.binary, self.conf, self.workdir)

@@ -106,7 +106,12 @@ class RedisServer(Managed):
         if self.unix_socket:
             args += ["--unixsocket", self.unix_socket, "--unixsocketperm", "700"]
         args += self.extra_args
-        proc = self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group)
+        # would stop it at once, before the pools that still finish their requests on it.
+        # Whoever started it stops it, after them.
+        proc = self.proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, process_group=0
+        )
         client = redis.Redis.from_url(self.url)
         try:
             wait_until(

@@ -33,6 +33,9 @@ def worker(env: Mapping[str, str], output: Path | None = None) -> Iterator[subpr
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=sink,
+            # Stopped by whoever started it, in its turn (before Redis): not by a terminal's
+            # Ctrl-C, which goes to the whole foreground process group.
+            process_group=0,
         )
         try:
             wait_until(

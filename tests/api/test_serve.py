@@ -10,10 +10,12 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 import requests
@@ -229,3 +231,68 @@ def test_behind_its_nginx_each_client_is_its_own_address(tmp_path: Path) -> None
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie not yet waited for has)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_ctrl_c_stops_redis_after_the_pools(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group. The embedded
+    Redis must not take it itself: it has to outlive the pools, which still finish what they
+    hold (an open stream here) and would otherwise fill the log with connection errors."""
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
+    env.pop("REDIS_URL", None)
+    log_path = tmp_path / "run.log"
+    with log_path.open("wb") as log:
+        # Its own process group, as a shell gives the job it runs in the foreground.
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "devstack.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            process_group=0,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(
+            lambda: answers(base + "/readyz", status=200),
+            alive=lambda: proc.poll() is None,
+            timeout=30,
+            interval=0.2,
+            what="make run",
+            exited=lambda: log_path.read_text()[-2000:],
+        )
+        children = psutil.Process(proc.pid).children()
+        redis_pid = next(c.pid for c in children if "redis-server" in " ".join(c.cmdline()))
+        others = [c.pid for c in children if c.pid != redis_pid]
+        game = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)
+        stream = requests.get(
+            f"{base}/api/v1/games/{game.json()['game_id']}/events",
+            headers={"Accept": "text/event-stream"},
+            stream=True,
+            timeout=30,
+        )
+        assert stream.status_code == 200
+        os.killpg(proc.pid, signal.SIGINT)
+        order: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(order) < len(children) and time.monotonic() < deadline:
+            # Redis looked at last: a part and Redis gone within one look count Redis last.
+            order += [pid for pid in [*others, redis_pid] if pid not in order and _exited(pid)]
+            time.sleep(0.02)
+        assert proc.wait(60) == 0
+        stream.close()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert order[-1] == redis_pid, "Redis stopped before the parts that use it"
+    text = log_path.read_text()
+    assert "ConnectionError" not in text and "Connection refused" not in text, text[-3000:]
