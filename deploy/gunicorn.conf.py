@@ -34,6 +34,8 @@ import gc
 import os
 import shutil
 import tempfile
+import threading
+import time
 
 bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 
@@ -161,6 +163,20 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
 
         worker.wsgi = capture(worker.wsgi)
     os.nice(int(os.environ.get("GUNICORN_NICE") or NICENESS[POOL]))
+    threading.Thread(target=_drain_on_exit, args=(worker,), name="drain", daemon=True).start()
+
+
+def _drain_on_exit(worker):  # type: ignore[no-untyped-def]
+    """Once the worker is told to stop (SIGTERM: a rollout, make run's Ctrl-C), end its streams
+    and answer its long-polls: gunicorn waits for every request in flight, and a stream would
+    hold the worker until graceful_timeout, then be cut. Ended, its reader reconnects to another
+    instance at once. A thread (a greenlet under gevent): gunicorn's own signal handler only
+    clears ``alive``, and nothing else of the worker's runs while it waits."""
+    from service.api.gamelog.hub import drain
+
+    while worker.alive:
+        time.sleep(0.1)
+    drain()
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -80,7 +81,8 @@ class Feed:
         self.tail = b""
         self.known = 0  # the newest version this process heard of
         self.final: int | None = None  # the version of the entry that ended the game
-        self.gone = False  # the game expired or was deleted: its readers end
+        # The game expired or was deleted, or the process is stopping: its readers end.
+        self.gone = False
         # Times the stored log was found to differ from this feed (Redis lost changes it had
         # published), and how many first entries the two shared the last time: a reader sent
         # an entry past them holds one that no longer exists, and its stream ends.
@@ -236,7 +238,8 @@ class Feed:
             self._ring(parked=True)
 
     def vanish(self) -> None:
-        """The game is gone: wake its readers, who end."""
+        """The game is gone (or the process stops: :meth:`Hub.drain`): wake its readers, who
+        end."""
         with self._changing:
             self.gone = True
             self._ring(parked=True)
@@ -326,6 +329,19 @@ class Hub:
         self.wakeups = store.wakeups(self._wake, self._subscribed)
         self._lock = threading.Lock()
         self._started = False
+        self.draining = False
+        _HUBS.add(self)
+
+    def drain(self) -> None:
+        """The process is stopping: end every stream now and answer every long-poll with what
+        it has, rather than hold them until the server's graceful timeout and cut them then.
+        Their readers reconnect (to another instance) and resume from their last entry. A
+        reader that arrives afterwards is answered at once too."""
+        with self._lock:
+            self.draining = True
+            feeds = list(self.feeds.values())
+        for feed in feeds:
+            feed.vanish()
 
     @contextmanager
     def follow(self, game_id: str, version: int, presence: bool = False) -> Iterator[Feed]:
@@ -339,6 +355,9 @@ class Hub:
                 feed = self.feeds[game_id] = Feed(game_id, self.store)
                 self.wakeups.follow(game_id)
             feed.readers += 1
+            draining = self.draining
+        if draining:
+            feed.vanish()
         try:
             feed.heard(version)
             try:
@@ -459,6 +478,15 @@ def shared(held: list[Entry], stored: list[Entry]) -> int:
 
 
 HUB_EXTENSION = "mexican_train_hub"
+#: Every hub of this process, for :func:`drain` (one per app; tests make several apps).
+_HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+
+
+def drain() -> None:
+    """End the streams and long-polls of every hub of this process (the server is stopping:
+    ``deploy/gunicorn.conf.py`` calls it once the worker was told to exit)."""
+    for found in list(_HUBS):
+        found.drain()
 
 
 def hub() -> Hub:
