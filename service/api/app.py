@@ -32,7 +32,7 @@ from .idempotency import HEADER as IDEMPOTENCY_KEY
 from .idempotency import REPLAYED_HEADER, handle_replay
 from .limits import POLICY_HEADER, STATE_HEADER
 from .limits import write_headers as write_rate_limit_headers
-from .observability import REQUEST_ID_HEADER
+from .observability import REQUEST_ID_HEADER, configure_service_log
 from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
 from .store_access import STORE_EXTENSION
@@ -89,6 +89,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``STORE`` may pass a ready GameStore. No game state lives in the process: any worker
     serves any request."""
     settings = load_settings(config)
+    # Before the store is built: it logs a pool it could not open.
+    configure_service_log(settings.log_level)
     # No catch-all /static route: each page serves its own files (see pages).
     app = ServiceFlask(__name__, static_folder=None)
     app.config.update(

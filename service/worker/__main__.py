@@ -61,8 +61,7 @@ def start_sender(stop: threading.Event) -> None:
 def main() -> int:
     if sys.argv[1:] == ["--alive"]:
         return 0 if alive() else 1
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "info").upper())
-    app = create_app()
+    app = create_app()  # its log records are JSON lines, as the API's (LOG_LEVEL)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -3,6 +3,8 @@ echoed, one JSON log line per request, proxy headers trusted only when configure
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -222,3 +224,36 @@ def test_made_up_methods_and_paths_do_not_grow_the_metrics(instance: Gunicorn) -
     # Only the counters' values changed: no new series (before: one line per series too).
     assert len(after.splitlines()) == len(before.splitlines())
     assert len(after) < len(before) + 2048
+
+
+def test_the_services_own_log_lines_are_json_with_the_request_id(tmp_path: Path) -> None:
+    """Through a Redis outage the app logs why each request failed: one JSON line like the
+    request lines (time, level, logger, the request's id), no traceback; gunicorn's own lines
+    aside, nothing in the log is free text a collector cannot parse."""
+    log_path = tmp_path / "app.log"
+    redis = RedisServer().start()
+    try:
+        with Gunicorn.instance(redis.url, log_path, workers=1) as inst:
+            created = requests.post(inst.url + "/api/v1/games", json={"players": ["a", "b"]})
+            game = f"{inst.url}/api/v1/games/{created.json()['game_id']}"
+            redis.stop()
+            rid = f"outage-{uuid.uuid4().hex}"
+            r = requests.get(game, headers={"X-Request-ID": rid}, timeout=10)
+            assert r.status_code == 503 and r.json()["code"] == "storage_unavailable"
+            assert requests.get(inst.url + "/readyz", timeout=10).status_code == 503
+    finally:
+        redis.stop()
+    lines = log_path.read_text().splitlines()
+    ours = [line for line in lines if not re.match(r"\[[^]]+\] \[\d+\] \[[A-Z]+\] ", line)]
+    parsed = []
+    for line in ours:
+        try:
+            parsed.append(json.loads(line))
+        except ValueError:
+            raise AssertionError(f"not a JSON line: {line!r}") from None
+    records = [p for p in parsed if p.get("event") == "log"]
+    (failed,) = [p for p in records if p.get("request_id") == rid]
+    assert failed["level"] == "error" and failed["logger"].startswith("service.")
+    assert "redis" in failed["message"] and "exception" not in failed
+    assert {"ts", "pid"} <= set(failed)
+    assert any(p["level"] == "warning" and "not ready" in p["message"] for p in records)
