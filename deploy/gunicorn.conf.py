@@ -37,6 +37,20 @@ import tempfile
 import threading
 import time
 
+from service.api.config import SettingError, load_settings, parse_int
+
+
+def _setting(name: str, default: int, minimum: int = 1) -> int:
+    """A whole-number setting of this file: a bad one stops gunicorn, saying which."""
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return parse_int(name, raw, minimum)
+    except SettingError as err:
+        raise SystemExit(f"Error: {err}") from None
+
+
 bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 
 
@@ -62,13 +76,13 @@ def _usable_cpus() -> int:
     return cpus
 
 
-workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _usable_cpus())
-threads = int(os.environ.get("GUNICORN_THREADS", "2"))
+workers = _setting("WEB_CONCURRENCY", 2 * _usable_cpus())
+threads = _setting("GUNICORN_THREADS", 2)
 worker_class = "sync" if threads == 1 else "gthread"
 wsgi_app = "service.api.wsgi:app"
 # Finish requests in flight on SIGTERM before exiting (rolling deploys, make run's Ctrl-C).
-graceful_timeout = int(os.environ.get("GRACEFUL_TIMEOUT", "20"))
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = _setting("GRACEFUL_TIMEOUT", 20, minimum=0)
+timeout = _setting("GUNICORN_TIMEOUT", 30, minimum=0)
 keepalive = 5
 # Recycle workers now and then so a slow leak cannot grow without bound.
 max_requests = 20000
@@ -84,8 +98,8 @@ max_requests_jitter = 2000
 POOL = os.environ.get("GUNICORN_POOL", "api")
 if POOL == "streams":
     worker_class = "gevent"
-    workers = int(os.environ.get("STREAM_WORKERS") or 2)
-    worker_connections = int(os.environ.get("STREAM_CONNECTIONS") or 20000)
+    workers = _setting("STREAM_WORKERS", 2)
+    worker_connections = _setting("STREAM_CONNECTIONS", 20000)
     bind = os.environ.get("BIND") or f"0.0.0.0:{os.environ.get('PORT', '8001')}"
     # A stream lives as long as its game: recycling a worker would cut every stream it holds.
     max_requests = 0
@@ -107,6 +121,12 @@ else:
 # Redis clients is then workers x pool size, and one that grows is a leak, not a busy minute.
 os.environ.setdefault("REDIS_POOL_PREFILL", "1")
 os.environ.setdefault("REDIS_CLIENT_NAME", f"mexican-train-{POOL}")
+# The app's settings are read here, in the master, so that a bad one stops the instance at once
+# with one line naming it, instead of every worker failing to boot on a traceback.
+try:
+    load_settings()
+except SettingError as err:
+    raise SystemExit(f"Error: {err}") from None
 
 accesslog = os.environ.get("ACCESS_LOG") or None
 # When turned on, one JSON object per line (the app's own request line has more: route template,
@@ -162,7 +182,7 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
         from service.frameworks.gunicorn_body import capture
 
         worker.wsgi = capture(worker.wsgi)
-    os.nice(int(os.environ.get("GUNICORN_NICE") or NICENESS[POOL]))
+    os.nice(_setting("GUNICORN_NICE", NICENESS[POOL], minimum=-20))
     threading.Thread(target=_drain_on_exit, args=(worker,), name="drain", daemon=True).start()
 
 

@@ -397,3 +397,36 @@ def test_api_md_problems_of_each_endpoint_are_the_documents() -> None:
                 f"{heading.group(0)}: says {sorted(named)}, the document {sorted(documented)}"
             )
     assert not differ, "\n".join(differ)
+
+
+#: How the service, its worker and its gunicorn configuration read a setting from the
+#: environment (``request.environ`` is the WSGI request's, not a setting).
+_ENV_READ = re.compile(
+    r"""os\.environ(?:\.get|\.setdefault)?[\[(]\s*"([A-Z][A-Z0-9_]+)"|_setting\(\s*"([A-Z][A-Z0-9_]+)\""""
+)
+
+
+def test_every_setting_is_documented_with_its_default() -> None:
+    """Each environment variable the service, the worker or gunicorn.conf.py reads has a row
+    of its own in docs/api.md §14, default included: an operator finds every knob there."""
+    from service.api.config import DEFAULTS
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    section = text[text.index("## 14. Settings") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    documented: dict[str, str] = {}
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0]):
+            documented[name] = cells[1]
+    examples = ROOT / "service" / "tournament" / "examples"  # a bot's own, not the service's
+    sources = [p for p in (ROOT / "service").rglob("*.py") if examples not in p.parents]
+    sources.append(ROOT / "deploy" / "gunicorn.conf.py")
+    read = set(DEFAULTS)
+    for path in sources:
+        for found in _ENV_READ.findall(path.read_text()):
+            read.add(next(name for name in found if name))
+    missing = sorted(read - set(documented))
+    assert not missing, f"settings missing from docs/api.md §14: {missing}"
+    assert all(documented[name] for name in read), "every row names its default"

@@ -1,7 +1,10 @@
 """Settings: defaults, overridden by the environment, overridden by ``create_app(config)``.
 
 They are read once, into one typed :class:`Settings` value kept in ``app.config["SETTINGS"]``;
-nothing else in the service reads the environment for them.
+nothing else in the service reads the environment for them. A bad value is refused with a
+:class:`SettingError` naming the setting. ``deploy/gunicorn.conf.py`` reads them in the
+gunicorn master, before any worker starts, so this module imports neither Flask nor Redis
+(they would be loaded before gevent patches the streams pool's workers).
 """
 
 from __future__ import annotations
@@ -9,11 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import current_app
-
-from service.store import GameStore
+if TYPE_CHECKING:
+    from service.store import GameStore
 
 SETTINGS_KEY = "SETTINGS"
 
@@ -91,6 +93,10 @@ MAY_BE_ZERO = {
     "STREAMS_PER_ADDRESS",
     "REMATCH_SECONDS",
 }
+#: Settings with an upper bound.
+AT_MOST = {"STORAGE_FULL_PERCENT": 100}
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -135,6 +141,10 @@ class Settings:
         return self.request_log and self.log_level in ("debug", "info")
 
 
+class SettingError(ValueError):
+    """A setting's value is refused; the message names the setting and says what it takes."""
+
+
 def parse_bool(name: str, raw: Any) -> bool:
     """A boolean setting: ``1/true/yes/on`` or ``0/false/no/off`` (any case), or a bool."""
     if isinstance(raw, bool):
@@ -146,7 +156,22 @@ def parse_bool(name: str, raw: Any) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise ValueError(f"{name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
+    raise SettingError(f"{name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
+
+
+def parse_int(name: str, raw: Any, minimum: int = 0, maximum: int | None = None) -> int:
+    """A whole-number setting within bounds, else a :class:`SettingError` naming it."""
+    try:
+        value = raw if isinstance(raw, int) else int(str(raw).strip())
+    except ValueError:
+        raise SettingError(f"{name} must be a whole number, not {raw!r}") from None
+    if value < minimum:
+        if minimum <= 1:
+            raise SettingError(f"{name} must be positive, not {raw!r}")
+        raise SettingError(f"{name} must be at least {minimum}, not {raw!r}")
+    if maximum is not None and value > maximum:
+        raise SettingError(f"{name} must be at most {maximum}, not {raw!r}")
+    return value
 
 
 def _coerce(name: str, raw: Any) -> Any:
@@ -154,11 +179,15 @@ def _coerce(name: str, raw: Any) -> Any:
     if isinstance(default, bool):
         return parse_bool(name, raw)
     if isinstance(default, int):
-        value = int(raw)
-        if value < 0 or (value == 0 and name not in MAY_BE_ZERO):
-            raise ValueError(f"{name} must be positive, not {raw!r}")
-        return value
-    return str(raw).strip().lower() if name == "LOG_LEVEL" else str(raw)
+        return parse_int(name, raw, 0 if name in MAY_BE_ZERO else 1, AT_MOST.get(name))
+    if name == "LOG_LEVEL":
+        level = str(raw).strip().lower()
+        if level not in LOG_LEVELS:
+            raise SettingError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {raw!r}")
+        return level
+    if name == "REDIS_URL" and not str(raw).startswith(REDIS_SCHEMES):
+        raise SettingError(f"REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, not {raw!r}")
+    return str(raw)
 
 
 def load_settings(config: Mapping[str, Any] | None = None) -> Settings:
@@ -179,5 +208,7 @@ def load_settings(config: Mapping[str, Any] | None = None) -> Settings:
 
 def settings() -> Settings:
     """The running app's settings."""
+    from flask import current_app
+
     value: Settings = current_app.config[SETTINGS_KEY]
     return value

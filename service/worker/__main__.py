@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from service.api.app import create_app
-from service.api.config import settings
+from service.api.config import SettingError, parse_int, settings
 from service.api.store_access import store
 from service.api.webhook_urls import allowed_hosts
 from service.store.due import DueSets
@@ -58,10 +58,23 @@ def start_sender(stop: threading.Event) -> None:
     threading.Thread(target=sender.run, args=(stop,), name="webhooks", daemon=True).start()
 
 
+def _ms_setting(name: str, default: int) -> int:
+    """A positive number of milliseconds from the environment, else ``default``."""
+    return parse_int(name, os.environ.get(name) or default, 1)
+
+
 def main() -> int:
     if sys.argv[1:] == ["--alive"]:
         return 0 if alive() else 1
-    app = create_app()  # its log records are JSON lines, as the API's (LOG_LEVEL)
+    try:
+        app = create_app()  # its log records are JSON lines, as the API's (LOG_LEVEL)
+        lease_ms = _ms_setting("WORKER_LEASE_MS", LEASE_MS)
+        claim_idle_ms = _ms_setting("WORKER_CLAIM_IDLE_MS", CLAIM_IDLE_MS)
+        sweep_ms = _ms_setting("WORKER_SWEEP_MS", SWEEP_MS)
+        sweep_grace_ms = _ms_setting("WORKER_SWEEP_GRACE_MS", GRACE_MS)
+    except SettingError as err:  # one line naming the setting, not a traceback
+        print(f"Error: {err}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -72,14 +85,10 @@ def main() -> int:
             WorkQueue(store().client),
             play_game,
             name,
-            lease_ms=int(os.environ.get("WORKER_LEASE_MS", LEASE_MS)),
-            claim_idle_ms=int(os.environ.get("WORKER_CLAIM_IDLE_MS", CLAIM_IDLE_MS)),
-            sweep=sweeper(
-                DueSets(store().client),
-                WorkQueue(store().client),
-                int(os.environ.get("WORKER_SWEEP_GRACE_MS", GRACE_MS)),
-            ),
-            sweep_ms=int(os.environ.get("WORKER_SWEEP_MS", SWEEP_MS)),
+            lease_ms=lease_ms,
+            claim_idle_ms=claim_idle_ms,
+            sweep=sweeper(DueSets(store().client), WorkQueue(store().client), sweep_grace_ms),
+            sweep_ms=sweep_ms,
         )
         logging.getLogger(__name__).info("worker %s started", name)
         worker.run(stop, beat)

@@ -3,8 +3,14 @@ typed value in app.config; booleans mean the same everywhere."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from devstack.gunicorn import ROOT, Gunicorn
 from devstack.redis_server import RedisServer
 from service.api.config import DEFAULTS, SETTINGS_KEY, load_settings, parse_bool
 
@@ -71,3 +77,50 @@ def test_the_app_keeps_one_settings_value(
 
     app.test_client().get("/whoami-test", headers={"X-Forwarded-For": "203.0.113.7"})
     assert seen == ["203.0.113.7"]
+
+
+#: Bad values an operator may set, and the words the refusal must say.
+BAD_VALUES = [
+    ({"RATE_LIMIT_PER_MINUTE": "ten"}, "RATE_LIMIT_PER_MINUTE must be a whole number"),
+    ({"TRUSTED_PROXIES": "1.5"}, "TRUSTED_PROXIES must be a whole number"),
+    ({"LOG_LEVEL": "verbose"}, "LOG_LEVEL must be one of"),
+    ({"STORAGE_FULL_PERCENT": "150"}, "STORAGE_FULL_PERCENT must be at most 100"),
+    ({"REDIS_URL": "localhost:6379"}, "REDIS_URL must start with"),
+    ({"GRACEFUL_TIMEOUT": "20s"}, "GRACEFUL_TIMEOUT must be a whole number"),
+    ({"WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY must be positive"),
+]
+
+
+@pytest.mark.parametrize(("env", "said"), BAD_VALUES, ids=[next(iter(e)) for e, _ in BAD_VALUES])
+def test_gunicorn_refuses_a_bad_setting_at_start_saying_which(
+    redis_server: RedisServer, tmp_path: Path, env: dict[str, str], said: str
+) -> None:
+    """The instance stops at once with one line naming the setting, rather than each worker
+    dying on a traceback (``invalid literal for int()``), or a value taken silently (a
+    LOG_LEVEL that turned the request log off, a percentage past 100)."""
+    log = tmp_path / "gunicorn.log"
+    server = Gunicorn(redis_server.url, env=env, log_path=log)
+    with pytest.raises(RuntimeError, match="exited"):
+        server.start(timeout=60)
+    text = log.read_text()
+    assert said in text, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
+    assert "Booting worker" not in text, "refused before any worker started"
+
+
+def test_the_worker_refuses_a_bad_setting_at_start_saying_which(
+    redis_server: RedisServer,
+) -> None:
+    env = {**os.environ, "REDIS_URL": redis_server.url, "RATE_LIMIT_PER_MINUTE": "ten"}
+    done = subprocess.run(
+        [sys.executable, "-m", "service.worker"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0
+    assert "RATE_LIMIT_PER_MINUTE must be a whole number" in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
