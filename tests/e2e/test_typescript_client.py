@@ -22,6 +22,7 @@ import requests
 
 from devstack.stack import Stack, build_stack
 from tests.debian import ensure_tool
+from tests.e2e.lossy_proxy import lossy_proxy
 from tests.e2e.nginx import ensure_nginx
 
 pytestmark = pytest.mark.e2e
@@ -150,3 +151,28 @@ def test_an_eventsource_past_the_stored_log_stops_at_the_409_and_says_its_status
     assert ahead == {
         "requests": 1, "readyState": CLOSED, "errors": 1, "entries": 0, "statuses": [409]
     }  # fmt: skip
+
+
+def test_the_typescript_client_resends_a_move_whose_answer_was_lost(
+    stack: Stack, built: Path
+) -> None:
+    """The connection drops after a move reached the server (its answer lost): the client
+    sends it again with the same Idempotency-Key and gets the first answer. Each move is applied
+    once and counted once: a resend without the key would meet 412 (its If-Match is stale by
+    then) and the client would take its own move for someone else's."""
+
+    def every_third_move(method: str, path: str, n: int) -> bool:
+        return method == "POST" and path.endswith("/moves") and n % 3 == 1
+
+    with lossy_proxy(stack.url, every_third_move) as (url, seen):
+        played = node(built, "play.js", url, str(SPEC))
+    assert seen.lost, "no answer was lost"
+    assert played["resent"] >= len(seen.lost)
+    for method, path, key in seen.lost:
+        assert key, "a move without an Idempotency-Key"
+        assert seen.sent.count((method, path, key)) >= 2, "the lost move was not sent again"
+    game = f"{stack.url}/api/v1/games/{played['game_id']}"
+    assert requests.get(game + "/score", timeout=10).json()["status"] == "game_over"
+    history = requests.get(game + "/history", timeout=10).json()
+    ours = [e for e in history["entries"] if (e["by"], e["seat"]) == ("player", 0)]
+    assert len(ours) == played["moves"]

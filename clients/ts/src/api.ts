@@ -12,13 +12,16 @@ export type Entry = components["schemas"]["Entry"];
 export type Move = components["schemas"]["Move"];
 export type Api = ReturnType<typeof createClient<paths>>;
 
-/** How often a request refused for now (429, 503) is sent again before its refusal stands. */
+/** How often a request refused for now (429, 503) or unanswered is sent before giving up. */
 const ATTEMPTS = 5;
 /** The longest wait for one Retry-After: a proxy may ask for hours. */
 const MAX_WAIT_MS = 60_000;
+/** How long one attempt may wait for its answer's headers before it counts as unanswered. */
+const ANSWER_TIMEOUT_MS = 30_000;
 
-/** How many times a refusal was waited out (the example reports it). */
-export const waited = { count: 0 };
+/** How many times a refusal was waited out, and a request whose answer never came was sent
+ * again (the example reports both). */
+export const waited = { count: 0, resent: 0 };
 
 /** Retry-After in ms: delay-seconds, or an HTTP-date read against the answer's own Date. */
 export function retryAfterMs(response: Response): number {
@@ -30,14 +33,58 @@ export function retryAfterMs(response: Response): number {
   return Math.max(0, until - (Number.isNaN(sent) ? Date.now() : sent));
 }
 
-/** fetch that waits out a 429 or a 503 as its Retry-After says and sends the same request
- * again: its Idempotency-Key with it, so a change whose answer was lost is not made twice. */
+/** Whether sending `request` again can apply nothing twice: a read, or a change that carries
+ * an Idempotency-Key (the service answers its repeat with the first answer). A change without
+ * one may have been applied by the attempt that got no answer, or a 503 (nginx's `unavailable`
+ * after it tried an instance): it is not sent blindly again. */
+function resendable(request: Request): boolean {
+  return ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
+}
+
+/** Capped exponential back-off with full jitter, for an attempt that got no answer. */
+function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(2000, 100 * 2 ** attempt);
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+/** One attempt: the answer, or the error of a connection that failed, dropped or stayed silent
+ * past ANSWER_TIMEOUT_MS (the caller's own abort still aborts it). */
+async function attempt(request: Request): Promise<Response> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error("no answer in time")), ANSWER_TIMEOUT_MS);
+  const abort = (): void => timeout.abort(request.signal.reason);
+  request.signal.addEventListener("abort", abort);
+  try {
+    return await fetch(request.clone(), { signal: timeout.signal });
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", abort);
+  }
+}
+
+/** fetch that sends a request again, the same (its Idempotency-Key with it, so a change whose
+ * answer was lost is not made twice): after a 429, or a 503 (the service or its Redis briefly
+ * away), as the answer's Retry-After says; and after a connection that failed or dropped, or
+ * an answer that never came, with a jittered back-off. Only a request that `resendable` allows
+ * is sent again after a 503 or a lost answer; a 429 changed nothing, so any is. */
 async function patientFetch(request: Request): Promise<Response> {
-  for (let attempt = 1; ; attempt += 1) {
-    const response = await fetch(request.clone());
-    if ((response.status !== 429 && response.status !== 503) || attempt === ATTEMPTS) return response;
+  for (let tries = 1; ; tries += 1) {
+    let response: Response;
+    try {
+      response = await attempt(request);
+    } catch (error) {
+      if (request.signal.aborted || !resendable(request) || tries === ATTEMPTS) throw error;
+      waited.resent += 1;
+      await pause(backoffMs(tries));
+      continue;
+    }
+    const refused = response.status === 429 || (response.status === 503 && resendable(request));
+    if (!refused || tries === ATTEMPTS) return response;
     waited.count += 1;
-    await new Promise((done) => setTimeout(done, Math.min(MAX_WAIT_MS, retryAfterMs(response))));
+    await pause(Math.min(MAX_WAIT_MS, retryAfterMs(response)));
   }
 }
 

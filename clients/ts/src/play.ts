@@ -4,8 +4,9 @@
 //
 //   node dist/play.js <base url> <path of openapi.json>
 //
-// Prints one JSON line when the game is over: its id, final version, winners, our moves, and how
-// many refusals for now (429, 503) it waited out as their Retry-After said (api.ts).
+// Prints one JSON line when the game is over: its id, final version, winners, our moves, how
+// many refusals for now (429, 503) it waited out as their Retry-After said, and how many
+// requests whose answer never came it sent again (api.ts).
 
 import { randomUUID } from "node:crypto";
 import { EventSource } from "eventsource";
@@ -105,7 +106,8 @@ function serialised(
 
 async function ticket(seat: Seat): Promise<string> {
   const { data, error } = await seat.client.POST("/api/v1/games/{game_id}/stream-tickets", {
-    params: { path: { game_id: seat.gameId } },
+    // A key, so that a ticket whose answer was lost is asked for again (api.ts).
+    params: { path: { game_id: seat.gameId }, header: { "Idempotency-Key": randomUUID() } },
     headers: bearer(seat.token),
   });
   if (error) throw new Error(`stream ticket: ${error.code}`);
@@ -195,6 +197,7 @@ async function main(): Promise<void> {
       totals,
       moves: seat.moves,
       waited: waited.count,
+      resent: waited.resent,
     }),
   );
 }
