@@ -28,7 +28,7 @@ from mexican_train_client.errors import (
     TransportError,
     error_for,
 )
-from mexican_train_client.stream import Media, ends_game, entries_of
+from mexican_train_client.stream import Media, ends_game, entries_of, lines_of
 
 JSON = dict[str, Any]
 
@@ -522,7 +522,7 @@ class Client:
                     err.retry_after = _retry_after(resp.headers.get("Retry-After"))
                     raise _Refused(err)  # the caller waits and reconnects
                 raise err
-            yield from entries_of(resp.iter_lines(), media)
+            yield from entries_of(lines_of(resp), media)
 
     def stream_ticket(self, game_id: str, *, token: str) -> JSON:
         """``{"ticket", "expires_at"}``: a single-use credential for one stream of the game

@@ -14,7 +14,13 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any
 
+import requests
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
+
 JSON = dict[str, Any]
+
+#: The most one read of a stream takes from the socket (it takes what has arrived, up to this).
+READ_BYTES = 65536
 
 
 class Media(StrEnum):
@@ -26,6 +32,35 @@ class Media(StrEnum):
 
 #: The SSE event of a change of who is at the table (not a log entry: it has no id).
 PRESENCE = "presence"
+
+
+def lines_of(resp: requests.Response) -> Iterator[bytes]:
+    """A streamed body's lines, each as soon as it has arrived.
+
+    ``Response.iter_lines`` reads 512 bytes at a time, and where the body comes without chunked
+    framing (close-delimited: a proxy with chunked encoding off, an HTTP/1.0 one) each read
+    waits until it has them all: a short entry then waits for the minutes of keep-alives that
+    follow it. ``read1`` takes what has arrived. A line the connection cut short is left out:
+    the stream resumes before it. Failures are requests' own, as ``iter_lines`` raises them."""
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:  # urllib3 before 2.3
+        yield from resp.iter_lines()
+        return
+    pending = b""
+    while True:
+        try:
+            data = read1(READ_BYTES, decode_content=True)
+        except ProtocolError as exc:
+            raise requests.exceptions.ChunkedEncodingError(exc) from exc
+        except ReadTimeoutError as exc:
+            raise requests.ConnectionError(exc) from exc
+        except DecodeError as exc:
+            raise requests.exceptions.ContentDecodingError(exc) from exc
+        if not data:
+            return
+        lines = (pending + data).split(b"\n")
+        pending = lines.pop()
+        yield from lines
 
 
 def sse_messages(lines: Iterable[bytes]) -> Iterator[tuple[str, str, str]]:
