@@ -83,3 +83,40 @@ def test_sigterm_ends_open_streams_cleanly_and_the_pool_exits(
     assert b'"version":1' in ndjson
     status, body = results["poll"]
     assert status == 200 and body["entries"] == [], f"the long-poll was cut: {status!r}"
+
+
+def test_streams_ending_while_redis_is_away_log_no_traceback(tmp_path: Any) -> None:
+    """A stream gives its open-stream slot back in Redis when it ends. One that ends while
+    Redis is away (a Redis outage, and the instance stopped meanwhile) cannot: the slot expires
+    by itself. That must not cost a traceback per stream ("Error handling request")."""
+    log = tmp_path / "streams.log"
+    redis = RedisServer().start()
+    server = Gunicorn(
+        redis.url,
+        workers=1,
+        pool="streams",
+        env={"GRACEFUL_TIMEOUT": "10", "STREAM_WORKERS": "1"},
+        log_path=log,
+    )
+    try:
+        server.start()
+        created = requests.post(
+            server.url + "/api/v1/games", json={"players": ["ann", "bo"]}, timeout=10
+        ).json()
+        events = f"{server.url}/api/v1/games/{created['game_id']}/events"
+        streams = [
+            requests.get(events, headers={"Accept": "text/event-stream"}, stream=True, timeout=30)
+            for _ in range(3)
+        ]
+        assert all(s.status_code == 200 for s in streams)
+        redis.stop()
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)  # the streams end, Redis still away
+        server.proc.wait(30)
+        for s in streams:
+            s.close()
+    finally:
+        server.stop()
+        redis.stop()
+    text = log.read_text()
+    assert "Traceback" not in text and "Error handling request" not in text, text[-4000:]

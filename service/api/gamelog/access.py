@@ -11,11 +11,13 @@ the ticket worthless too.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 import uuid
 from collections.abc import Callable
 
+import redis
 from flask import request
 
 from service.rules import Role, RoleKind
@@ -32,6 +34,8 @@ from ..problems import ApiError, RateLimitPolicy
 from ..store_access import store
 from ..transaction import Loaded, blind_host, load_game
 from ..web import UNAUTHORIZED_HEADERS
+
+log = logging.getLogger(__name__)
 
 #: Tickets start with this, which no token does (tokens are base64url: no dot).
 TICKET_PREFIX = "st."
@@ -111,4 +115,14 @@ def take_stream_slot() -> Callable[[], None]:
     if not slots.take(address, slot, cap, (values.stream_max_seconds + 60) * 1000):
         full = Quota(RateLimitPolicy.STREAMS, cap, None, 0, STREAM_SLOT_RETRY_SECONDS)
         raise rate_limited(f"This address holds {cap} open streams already.", full)
-    return lambda: slots.release(address, slot)
+
+    def release() -> None:
+        # Called when the stream ends, which may be while Redis is away (an outage, then the
+        # instance stopping): the slot then expires by itself (its score is its opening time),
+        # and the stream's end must not raise out of the server's close of the response.
+        try:
+            slots.release(address, slot)
+        except redis.RedisError as err:
+            log.info("stream slot %s not given back: %s", slot, err)
+
+    return release
