@@ -41,6 +41,8 @@ ATTEMPT_SECONDS = 10.0
 THREADS = 8
 #: How often the queue is looked at when nothing was due.
 POLL_SECONDS = 0.25
+#: Pause after Redis failed, before trying again.
+ERROR_PAUSE_SECONDS = 1.0
 #: The wait before each retry, in multiples of ``WEBHOOK_RETRY_MS`` (the last one repeats).
 BACKOFF = (1, 6, 24, 60, 180, 360)
 USER_AGENT = "mexican-train-webhooks/1"
@@ -65,8 +67,11 @@ class Sender:
             try:
                 taken = self.step()
             except redis.RedisError as err:
+                # As long a pause as the worker's loop takes: a poll's quarter second would
+                # log this four times a second for as long as Redis is away.
                 log.warning("webhook sender: %s: %s", type(err).__name__, err)
-                taken = 0
+                stop.wait(ERROR_PAUSE_SECONDS)
+                continue
             except Exception:
                 log.exception("webhook sender")
                 taken = 0
