@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,3 +177,46 @@ def test_the_typescript_client_resends_a_move_whose_answer_was_lost(
     history = requests.get(game + "/history", timeout=10).json()
     ours = [e for e in history["entries"] if (e["by"], e["seat"]) == ("player", 0)]
     assert len(ours) == played["moves"]
+
+
+#: How long the test holds the address's only stream slot while the example wants its own.
+HOLD_SECONDS = 6.0
+
+
+@pytest.fixture(scope="module")
+def one_stream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack where a client address may hold one open stream (the test and the example share
+    127.0.0.1)."""
+    ensure_nginx()
+    with build_stack(tmp_path_factory.mktemp("one-stream"), {"STREAMS_PER_ADDRESS": "1"}) as s:
+        yield s
+
+
+def test_a_refused_stream_is_opened_again_after_its_retry_after(
+    one_stream: Stack, built: Path
+) -> None:
+    """The example's stream meets 429 (the address's streams are all open) and waits as its
+    Retry-After says (10 s) before asking again, rather than every half second, each time
+    with a new ticket."""
+    game = requests.post(one_stream.url + "/api/v1/games", json={"players": ["a", "b"]}).json()
+    held = requests.get(
+        f"{one_stream.url}/api/v1/games/{game['game_id']}/events",
+        headers={"Accept": "text/event-stream"},
+        stream=True,
+        timeout=30,
+    )
+    assert held.status_code == 200
+    threading.Timer(HOLD_SECONDS, held.close).start()
+    played = node(built, "play.js", one_stream.url, str(SPEC))
+    lines = [
+        json.loads(line)
+        for line in one_stream.nginx.access_log.read_text().splitlines()
+        if line.startswith("{")
+    ]
+    ours = f"/api/v1/games/{played['game_id']}"
+    refused = [x for x in lines if x["uri"] == ours + "/events" and x["status"] == 429]
+    tickets = [x for x in lines if x["uri"] == ours + "/stream-tickets"]
+    assert 1 <= len(refused) <= 2, f"{len(refused)} refused streams in {HOLD_SECONDS} s"
+    assert len(tickets) <= len(refused) + 3, f"{len(tickets)} tickets"
+    score = requests.get(one_stream.url + ours + "/score", timeout=10).json()
+    assert score["status"] == "game_over"

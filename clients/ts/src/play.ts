@@ -10,12 +10,18 @@
 
 import { randomUUID } from "node:crypto";
 import { EventSource } from "eventsource";
-import { api, bearer, entryValidator, parseEntry, waited } from "./api.js";
+import type { FetchLike } from "eventsource";
+import { api, bearer, entryValidator, parseEntry, retryAfterMs, waited } from "./api.js";
 import type { Api, Entry, Move } from "./api.js";
 
 const [baseUrl = "http://127.0.0.1:8000", specPath = "../../openapi/openapi.json"] =
   process.argv.slice(2);
 const GIVE_UP_MS = 240_000;
+/** The wait before a stream is opened again after it ended or failed, unless its refusal
+ * (429: the address's streams are all open; 503) said how long in Retry-After. */
+const REOPEN_MS = 500;
+/** The longest Retry-After a stream's refusal is waited out for. */
+const MAX_REOPEN_MS = 60_000;
 
 interface Seat {
   client: Api;
@@ -132,7 +138,16 @@ function follow(seat: Seat, isEntry: ReturnType<typeof entryValidator>): Promise
       const url = new URL(`/api/v1/games/${seat.gameId}/events`, baseUrl);
       url.searchParams.set("after", String(last));
       url.searchParams.set("access_token", await ticket(seat));
-      const current = new EventSource(url);
+      // EventSource shows no status: its fetch keeps what a refusal asks for.
+      let reopenMs = REOPEN_MS;
+      const watching: FetchLike = async (input, init) => {
+        const response = await fetch(input, init);
+        if (response.status === 429 || response.status === 503) {
+          reopenMs = Math.min(MAX_REOPEN_MS, Math.max(REOPEN_MS, retryAfterMs(response)));
+        }
+        return response;
+      };
+      const current = new EventSource(url, { fetch: watching });
       source = current;
       current.addEventListener("entry", (message) => {
         const entry = parseEntry(message.data, isEntry);
@@ -148,13 +163,14 @@ function follow(seat: Seat, isEntry: ReturnType<typeof entryValidator>): Promise
         }
         act.kick();
       });
-      // A ticket opens one connection: reconnect with a fresh one from the last entry seen. A
-      // 409 is the only one of GET /events (after_ahead_of_log): Redis lost entries we were
-      // sent, and the versions past its stored one come anew, so go on from the game as stored.
+      // A ticket opens one connection: reconnect with a fresh one from the last entry seen,
+      // after what a refusal's Retry-After asked for. A 409 is the only one of GET /events
+      // (after_ahead_of_log): Redis lost entries we were sent, and the versions past its
+      // stored one come anew, so go on from the game as stored.
       current.addEventListener("error", (event) => {
         current.close();
         const next = event.code === 409 ? reload : open;
-        setTimeout(() => void next().catch(reject), 500);
+        setTimeout(() => void next().catch(reject), reopenMs);
       });
     };
     // The game view gives the stored version and this seat's moves there.
