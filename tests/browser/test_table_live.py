@@ -676,8 +676,9 @@ def test_a_429_holds_back_every_request_counted_against_the_seats_limit(
 def test_a_move_in_flight_reads_as_on_its_way_and_offers_no_train(
     table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
-    """Until the server answers a move, its tile says the move is on its way and no train says
-    "play here": a click there could do nothing (one move at a time)."""
+    """Until the server answers a move, its tile says the move is on its way, and no train says
+    "play here" and no other tile looks or reads as playable: a click there could do nothing
+    (one move at a time)."""
     page = new_page(viewport={"width": 1280, "height": 800})
     game = create_game(table_server, {"players": ["ann", "bo"], "options": {"set": 6}, "seed": 5})
     game.api("POST", "/deal", game.host_token)
@@ -688,7 +689,10 @@ def test_a_move_in_flight_reads_as_on_its_way_and_offers_no_train(
     held: list[Route] = []
     # The server's answer waits until the test lets the move go on.
     page.route("**/moves", lambda route: held.append(route))
-    tile = page.locator(".htile.playable").first
+    playable = page.locator(".htile.playable")
+    # Another playable tile stays in the hand while the first is on its way.
+    assert playable.count() >= 2, playable.count()
+    tile = playable.first
     name = tile.get_attribute("data-tile") or ""
     tile.click()
     target = page.locator(".train-target.legal").first
@@ -704,6 +708,10 @@ def test_a_move_in_flight_reads_as_on_its_way_and_offers_no_train(
     expect(page.locator(f'.train[data-train="{train}"] .sending-flag')).to_have_text(
         words("train.sending")
     )
+    expect(playable).to_have_count(0)
+    expect(page.locator(".htile .tick")).to_have_count(0)
+    labels = page.locator(".htile").evaluate_all("tiles => tiles.map(t => t.ariaLabel)")
+    assert not [label for label in labels if words("tile.playable") in label.split(", ")], labels
     screenshot(page, "in-flight")
     assert len(held) == 1, held
     held[0].fallback()

@@ -118,20 +118,22 @@ export function trainRow(view, train, { target, selected, last, arriving, sendin
 
 // A tile of the hand. One without a move is shown dimmed and says why when chosen, instead of
 // being taken to a train the server would refuse. While a move is in flight (`busy`) no tile
-// can be chosen; the one played (`sending`) says it is on its way.
+// can be chosen, so none looks or reads as playable (a tick there would promise a click that
+// does nothing); the one played (`sending`) says it is on its way.
 export function handTile(tile, { playable, selected, drawn, busy = false, sending = false, onSelect }) {
   const name = tileName(tile);
-  const words = [t("tile.name", { tile: name }), sending ? t("tile.sending") : playable ? t("tile.playable") : t("tile.not_playable"), drawn ? t("tile.drawn") : null, selected && !sending ? t("tile.selected") : null];
+  const can = playable && !busy;
+  const words = [t("tile.name", { tile: name }), sending ? t("tile.sending") : can ? t("tile.playable") : t("tile.not_playable"), drawn ? t("tile.drawn") : null, selected && !sending ? t("tile.selected") : null];
   return h("button", {
     type: "button",
-    class: ["htile", playable && "playable", !playable && "unplayable", selected && !sending && "selected", sending && "sending", drawn && "drawn"],
+    class: ["htile", can && "playable", !can && !sending && "unplayable", selected && !sending && "selected", sending && "sending", drawn && "drawn"],
     "aria-label": words.filter(Boolean).join(", "),
     "aria-pressed": selected && !sending ? "true" : "false",
-    "aria-disabled": playable && !busy ? null : "true",
+    "aria-disabled": can ? null : "true",
     dataset: { tile: name, key: `tile-${name}` },
     onclick: () => onSelect(tile),
   }, tileFace(tile, { vertical: true }),
-  playable && !sending ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null,
+  can ? h("span", { class: "tick", "aria-hidden": "true" }, "✓") : null,
   sending ? h("span", { class: "sending-mark", "aria-hidden": "true" }, "…") : null,
   drawn ? h("span", { class: "new-flag", "aria-hidden": "true" }, t("tile.new")) : null);
 }
