@@ -555,12 +555,11 @@ def test_the_last_tile_arrives_once_and_not_again_on_every_redraw(
 
 
 # A finger's target on a touch screen: 44 CSS px (Apple's guidelines; WCAG 2.5.5's enhanced
-# size). The hand's tiles, 36 px wide at 390 px and 72 high, are left out: wider, fewer would
-# fit a row of a phone.
+# size), the hand's tiles included.
 FINGER_PX = 44
 SMALL_TARGETS = """min => [...document.querySelectorAll(
     'button, select, input, a.button, a.control, a.brand, [role=button]')]
-  .filter(e => !e.closest('.htile') && !e.closest('.row-tiles') && e.offsetParent !== null)
+  .filter(e => !e.closest('.row-tiles') && e.offsetParent !== null)
   .map(e => { const r = e.getBoundingClientRect();
     return {what: e.id || e.className || e.tagName, text: e.textContent.trim().slice(0, 24),
             width: Math.round(r.width), height: Math.round(r.height)}; })
@@ -613,3 +612,64 @@ def test_on_a_phone_the_turn_clock_stays_in_view_over_the_hand(
     tile = page.locator(".htile.selected").bounding_box()
     assert tile is not None and tile["y"] >= bar["y"] + bar["height"], (bar, tile)
     screenshot(page, "clock-over-the-hand-390")
+
+
+# A hand bigger than any deal (18 tiles: drawn for turns on end), for a phone's rows of tiles.
+FULL_HAND = 18
+HAND_BOXES = """() => [...document.querySelectorAll('.htile')].map(e => {
+  const r = e.getBoundingClientRect();
+  return {tile: e.dataset.tile, left: r.left, right: r.right, width: r.width, height: r.height,
+          top: Math.round(r.top + window.scrollY)}; })"""
+
+
+def full_hand() -> dict[str, Any]:
+    """A double-6 round where ann, to play, holds FULL_HAND tiles."""
+    trains = {"0": [[6, 1]], "1": [[6, 3]], "mexican": [[6, 5]]}
+    rest = double_six_rest(*[t for tr in trains.values() for t in tr])
+    hands = [rest[:FULL_HAND], rest[FULL_HAND : FULL_HAND + 3]]
+    return {
+        "format": "mexican-train-position/1",
+        "players": ["ann", "bo"],
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3}},
+        "round": 1,
+        "engine": 6,
+        "turn": 0,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": rest[FULL_HAND + 3 :],
+        "trains": trains,
+        "marked": [False, False],
+        "open_doubles": [],
+        "scores": [[], []],
+    }
+
+
+def test_on_a_touch_screen_a_full_hand_wraps_in_tiles_a_finger_wide(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """On a phone each tile of the hand is a finger's target at every zoom, and a hand of many
+    tiles wraps to more rows rather than pushing the page wider than the screen."""
+    page = new_page(viewport=SIZES["390"], has_touch=True, is_mobile=True)
+    hold(page, create_from_position(table_server, full_hand()), 0, "en")
+    # From 1, one step down to the smallest zoom, then four up to the largest.
+    for label, button, presses in (
+        ("1", "#zoom-out", 0),
+        ("0.8", "#zoom-out", 1),
+        ("1.75", "#zoom-in", 4),
+    ):
+        for _ in range(presses):
+            page.locator(button).click()
+        tiles = page.evaluate(HAND_BOXES)
+        assert len(tiles) == FULL_HAND, tiles
+        small = [t for t in tiles if t["width"] < FINGER_PX or t["height"] < FINGER_PX]
+        assert not small, (label, small)
+        hand = page.locator(".hand").bounding_box()
+        assert hand is not None
+        outside = [
+            t for t in tiles if t["left"] < hand["x"] or t["right"] > hand["x"] + hand["width"]
+        ]
+        assert not outside, (label, hand, outside)
+        assert page.evaluate("document.documentElement.scrollWidth") <= SIZES["390"]["width"]
+        assert len({t["top"] for t in tiles}) > 1, (label, tiles)  # wrapped
+        page.locator(".rack").scroll_into_view_if_needed()
+        screenshot(page, f"full-hand-touch-390-zoom-{label}")
