@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import requests
 from playwright.sync_api import Page, expect
 
@@ -19,6 +20,7 @@ from tests.browser.table import (
     my_turn,
     play_turn_by_clicking,
     wait_shown,
+    words,
 )
 
 PAGE_HEADERS = {
@@ -199,3 +201,44 @@ def test_keyboard_alone_plays_a_tile_on_a_narrow_phone(
     hand = game.api("GET", "", game.tokens[starter])["hand"]
     assert tile not in {f"{a}-{b}" for a, b in hand}
     assert page.evaluate("document.activeElement.matches('.htile, button.action')")
+
+
+IN_VIEW = """e => { const r = e.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["1280", "390"])
+def test_a_skip_link_takes_the_keyboard_to_the_hand(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path], size: tuple[int, int]
+) -> None:
+    """The first Tab of the table reaches a link, out of sight until then, whose Enter puts the
+    focus on the hand's first playable tile, past the top bar, the players and the trains; a
+    spectator, without a hand, has none."""
+    width, height = size
+    page = new_page(viewport={"width": width, "height": height})
+    game = create_game(table_server, {"players": ["ann", "bo", "cy", "di"], "seed": 4})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    wait_shown(page, game.version())
+    link = page.locator("#skip-to-hand")
+    assert not link.evaluate(IN_VIEW)
+    page.keyboard.press("Tab")
+    expect(link).to_be_focused()
+    expect(link).to_have_text(words("skip.hand"))
+    assert link.evaluate(IN_VIEW)
+    screenshot(page, f"skip-link-{width}")
+    page.keyboard.press("Enter")
+    first = page.locator(".htile.playable").first
+    expect(first).to_be_focused()
+    assert first.evaluate(IN_VIEW)
+    assert page.url.endswith(f"#/game/{game.game_id}")
+    screenshot(page, f"skipped-to-hand-{width}")
+    # Play goes on from there: Enter chooses the tile and moves on to a train.
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.matches('.train-target.legal')")
+    page.goto(f"{table_server}/")
+    page.evaluate("localStorage.clear()")
+    page.goto(f"{table_server}/#/game/{game.game_id}")
+    expect(page.locator(".watching")).to_be_visible()
+    expect(link).to_have_count(0)

@@ -50,6 +50,27 @@ function trainEdges(trains) {
   trains.classList.toggle("more-below", bounded && trains.scrollTop + trains.clientHeight < trains.scrollHeight - 1);
 }
 
+// A link first in the page takes the keyboard (and a screen reader) to the hand, past the top
+// bar, the players and every train: shown while it has the focus. Its address is the table's
+// own, so it goes nowhere even if followed; `onSkip` moves the focus.
+function skipLink(onSkip) {
+  let link = document.getElementById("skip-to-hand");
+  if (!onSkip) {
+    if (link) link.remove();
+    return;
+  }
+  if (!link) {
+    link = h("a", { id: "skip-to-hand", class: "skip-link" });
+    document.body.prepend(link);
+  }
+  link.href = location.hash;
+  link.textContent = t("skip.hand");
+  link.onclick = (event) => {
+    event.preventDefault();
+    onSkip();
+  };
+}
+
 const sameTile = (a, b) => Boolean(a && b) && ((a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]));
 
 class Table {
@@ -157,6 +178,7 @@ class Table {
     window.removeEventListener("settings", this.onResize);
     for (const name of ["version", "status", "settled"]) delete this.app.dataset[name];
     connection("");
+    skipLink(null);
   }
 
   // Fetch the view (with this seat's legal moves on its turn, and the scores once a round is over).
@@ -650,6 +672,7 @@ class Table {
           v.status === "waiting_deal" ? null : this.felt(),
           v.status === "waiting_deal" ? null : this.token ? this.rack() : this.watching()),
         this.logPanel()));
+    skipLink(this.token && v.status !== "waiting_deal" ? () => this.focusHand() : null);
     this.scrollTrains();
     this.fitTrains(trainsTop);
     this.scrollLog(log);
@@ -693,6 +716,12 @@ class Table {
     if (!inHand && !this.pendingFocus) return;
     const next = tiles[Math.min(Math.max(handIndex, 0), tiles.length - 1)] || this.app.querySelector(".hand");
     if (next) next.focus({ preventScroll: true });
+  }
+
+  // The skip link's end: the first tile a move can be made with, else the hand's first tile.
+  focusHand() {
+    const target = this.app.querySelector(".htile.playable") || this.app.querySelector(".htile") || this.app.querySelector(".hand");
+    if (target) target.focus();
   }
 
   // Where the reader has the move log: at its newest line (as it starts), or scrolled up to
