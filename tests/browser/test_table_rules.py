@@ -4,6 +4,7 @@ refusal is worded for people, errors clear themselves, and the rules in use are 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -314,3 +315,58 @@ def test_at_the_games_end_the_winner_comes_first_and_takes_the_focus(
                   document.querySelector('.round-summary').getBoundingClientRect().top]"""
     )
     assert final_bottom <= summary_top, (final_bottom, summary_top)
+
+
+def test_final_scores_that_fail_to_load_say_so_and_a_retry_takes_the_focus(
+    table_server: str, page: Page, page_log: PageLog, screenshot: Callable[..., Path]
+) -> None:
+    """Nothing fetches the scores again once the game is over: when they fail after its last
+    move, the final table's place says so and offers to try again, with the keyboard's focus
+    (not left on the round's summary); trying again once the server answers shows the final
+    table, focused."""
+    page_log.allow(r"status of 503")
+    game = create_from_position(table_server, last_round(9, 4))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    refused: list[str] = []
+    unavailable = {"title": "Service Unavailable", "status": 503, "code": "unavailable"}
+
+    def refuse(route: Route) -> None:
+        refused.append(route.request.url)
+        route.fulfill(
+            status=503, content_type="application/problem+json", body=json.dumps(unavailable)
+        )
+
+    page.route("**/score", refuse)
+    page.locator('.htile[data-tile="2-3"]').focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    retry = page.locator("#score-retry")
+    expect(retry).to_be_focused()
+    expect(retry).to_have_text(words("score.retry"))
+    expect(page.locator("#results-failed")).to_contain_text(words("score.failed"))
+    expect(page.locator(".round-summary")).to_have_count(1)
+    # Above the summary, where the final table goes.
+    failed_bottom, summary_top = page.evaluate(
+        """() => [document.querySelector('#results-failed').getBoundingClientRect().bottom,
+                  document.querySelector('.round-summary').getBoundingClientRect().top]"""
+    )
+    assert failed_bottom <= summary_top, (failed_bottom, summary_top)
+    screenshot(page, "scores-failed-1280")
+    # The page tries again by itself, as the words of a 503 say ("the page keeps trying").
+    tries = len(refused)
+    page.wait_for_event("response", lambda r: r.url.endswith("/score"))
+    expect(retry).to_be_focused()
+    # Tried again while the server still fails: the failure stays, and so does the focus.
+    tries = len(refused)
+    with page.expect_response("**/score"):
+        page.keyboard.press("Enter")
+    assert len(refused) > tries, refused
+    expect(retry).to_be_focused()
+    page.unroute("**/score")
+    page.keyboard.press("Enter")
+    results = page.locator("#results")
+    expect(results).to_be_focused()
+    expect(page.locator("#results .winners")).to_contain_text("ann")
+    expect(page.locator("#results-failed")).to_have_count(0)
+    screenshot(page, "retried-1280")

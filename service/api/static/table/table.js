@@ -93,6 +93,7 @@ class Table {
     this.lastStep = 0;
     this.problem = null; // {text, transient}
     this.score = null;
+    this.scoreFailed = null; // why the final scores could not be fetched: {text, transient}
     this.log = [];
     this.summaries = [];
     this.last = null; // the last tile played: {train, tile, seat}
@@ -208,7 +209,7 @@ class Table {
       // The seat's view carries its legal moves on its turn: no second request.
       const legal = { version: view.version, moves: view.legal_moves || [] };
       const scored = ["round_over", "game_over"].includes(view.status) || view.round > 1;
-      this.score = scored ? await game.score(this.gameId) : null;
+      this.score = scored ? await this.fetchScore(view) : null;
       if (this.view && view.version < this.view.version) {
         if (await this.rewound()) return this.reload();
         this.catchUpLater(); // an answer older than the table: ask again
@@ -220,6 +221,10 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       this.quietUntil = Date.now() + retryWait(error, 0);
       if (error.status === 401 && this.token) return this.dropSeat();
+      // The game's end shown by its entries, whose scores come with this fetch: none other
+      // follows it, so its failure is the final table's (resultsFailed).
+      if (this.view && this.view.status === "game_over" && !(this.score && this.score.status === "game_over")) this.scoreFailed = worded(error);
+      if (this.scoreFailed && this.scoreFailed.transient) this.later("retryTimer", POLL_MS, () => this.refresh());
       if (!this.view) this.fail(error);
       // A refusal the player has to read is not replaced by connection trouble.
       else if (!this.problem || this.problem.transient) this.showProblem(error);
@@ -246,6 +251,24 @@ class Table {
   reload() {
     window.dispatchEvent(new HashChangeEvent("hashchange"));
     return false;
+  }
+
+  // The scores. Once the game is over nothing else will fetch them again (its stream has
+  // ended): a failure then is shown where the final table goes, with a control to try again
+  // (scoreFailed), rather than leaving the table without its end.
+  async fetchScore(view) {
+    try {
+      const score = await game.score(this.gameId);
+      if (this.scoreFailed) clearTimeout(this.retryTimer);
+      this.scoreFailed = null;
+      return score;
+    } catch (error) {
+      if (!(error instanceof ApiError) || view.status !== "game_over") throw error;
+      this.scoreFailed = worded(error);
+      // Worded as passing by itself ("the page keeps trying"), so it does, beside the control.
+      if (this.scoreFailed.transient) this.later("retryTimer", POLL_MS, () => this.refresh());
+      return null;
+    }
   }
 
   // Who is at the table changed: the card shows it at once when the table is idle, else with
@@ -688,7 +711,7 @@ class Table {
       // The game's last round: its final table, above the summary, says the most. It comes
       // with the scores, fetched after the last entry: until then the summary holds the focus.
       const results = this.app.querySelector("#results");
-      const panel = results || this.app.querySelector(`#summary-${this.focusSummary}`);
+      const panel = results || this.app.querySelector("#score-retry") || this.app.querySelector(`#summary-${this.focusSummary}`);
       if (results || this.view.status !== "game_over") this.focusSummary = null;
       if (panel && (this.keyboard || this.pendingFocus)) {
         panel.focus({ preventScroll: true });
@@ -912,7 +935,10 @@ class Table {
 
   results() {
     const v = this.view;
-    if (!this.score || v.status !== "game_over") return null;
+    if (v.status !== "game_over") return null;
+    // Scores fetched before the last round ended are not the final ones: until those come, the
+    // last round's summary stands alone (or the failure to fetch them, and a retry).
+    if (!this.score || this.score.status !== "game_over") return this.scoreFailed ? this.resultsFailed() : null;
     const seats = v.winners || this.score.winners || [];
     const winners = seats.map((s) => v.players[s].name);
     // The caption says the lowest total wins: alone, that reads as a mistake when another
@@ -930,6 +956,17 @@ class Table {
         " ",
         h("a", { href: "#/", class: "button" }, t("score.new_game"))),
       this.token ? this.problemLine("rematch-problem") : null);
+  }
+
+  // In the final table's place when the scores could not be fetched: why, and a control to
+  // fetch them again, which takes the focus the final table would have had (placeFocus).
+  resultsFailed() {
+    return h("section", { class: "panel results final failed", "aria-label": t("score.label"), id: "results-failed" },
+      h("p", { class: "problem", id: "results-failed-text" }, t("score.failed"), " ", this.scoreFailed.text),
+      h("p", { class: "after-game" },
+        h("button", { type: "button", class: "primary", id: "score-retry", "aria-describedby": "results-failed-text", dataset: { key: "score-retry" }, onclick: () => this.refresh() }, t("score.retry")),
+        " ",
+        h("a", { href: "#/", class: "button" }, t("score.new_game"))));
   }
 
   // The play on its way to the server, if any: until it is answered no train is offered for
