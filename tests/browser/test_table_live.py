@@ -19,6 +19,7 @@ from playwright.sync_api import Page, Request, Route, expect
 
 from devstack.redis_server import RedisServer
 from service.store import keys as store_keys
+from tests.browser.blackhole import BlackHole
 from tests.browser.harness import PageLog, Pages
 from tests.browser.stack import TableStack
 from tests.browser.table import (
@@ -116,7 +117,8 @@ def test_two_people_at_one_table_through_an_invite_link(
     host = new_page(viewport={"width": 1280, "height": 800})
     streams: list[str] = []
     host.on(
-        "request", lambda r: streams.append(r.url) if r.resource_type == "eventsource" else None
+        "request",
+        lambda r: streams.append(r.url) if r.headers.get("accept") == "text/event-stream" else None,
     )
     game = create_in_page(host, table_server, "ann", ["open"], rounds="1")
     # The creator keeps its seat's token and the table token, never the host token: a seated
@@ -771,6 +773,46 @@ def test_a_device_gone_offline_says_so_and_catches_up_once_back_online(
     expect(notice).to_have_text(words("connection.live"))
     wait_shown(page, version + 1)
     screenshot(page, "back-online")
+
+
+# How long a stream may bring nothing before the page takes it for dead (live.js, SILENT_MS),
+# and the server's longest quiet on a stream (formats.py, KEEPALIVE_SECONDS): a live stream is
+# never silent that long, and a dead one is found within SILENT_MS of its last keep-alive.
+SILENT_MS = 35_000
+KEEPALIVE_MS = 10_000
+
+
+def test_a_stream_gone_silent_without_closing_is_opened_again_with_a_new_ticket(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A connection dropped on the way (a NAT's, with no FIN) leaves an open stream that brings
+    nothing and never fails, and the browser does not go offline. The page opens another, with
+    a new ticket, once nothing (not even the server's keep-alive) has come for SILENT_MS; a
+    quiet but live stream, kept alive by those comments, is left alone."""
+    with BlackHole(table_server) as hole:
+        page = new_page(viewport={"width": 1280, "height": 800})
+        tickets = finished(page, lambda r: r.method == "POST" and r.url.endswith("/stream-tickets"))
+        game = create_game(hole.url, {"players": ["ann", "bo"], "seed": 1})
+        game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+        hold_seat(page, game, 0)
+        notice = page.locator("#connection")
+        expect(notice).to_have_text(words("connection.live"))
+        version = game.version()
+        wait_shown(page, version)
+        opened = len(tickets)
+        # Nothing happens at the table for longer than SILENT_MS: only keep-alives come.
+        page.wait_for_timeout(SILENT_MS + KEEPALIVE_MS // 2)
+        assert len(tickets) == opened, tickets
+        expect(notice).to_have_text(words("connection.live"))
+        assert hole.silence_streams() == 1
+        move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+        game.api("POST", "/moves", game.tokens[1], json=move)
+        screenshot(page, "silenced")
+        # Seen only through a new stream (nothing polls while the page believes it is live).
+        wait_shown(page, version + 1)
+        assert len(tickets) == opened + 1 and tickets[-1]["status"] == 201, tickets
+        expect(notice).to_have_text(words("connection.live"))
+        screenshot(page, "opened-again")
 
 
 # A made-up Retry-After on a poll, longer than the page's own 2 s between resends, so that the

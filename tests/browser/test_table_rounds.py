@@ -221,18 +221,19 @@ class PageWait:
 
 
 def record_arrivals(page: Page) -> None:
-    """Note when each entry of the events stream reaches the page (before the page sees it)."""
+    """Note when each entry of the events stream reaches the page (before the page sees it):
+    the page decodes each piece of the stream as it comes, and every entry has its version as
+    the message's ``id:`` line."""
     page.add_init_script(
         """(() => {
           window.arrived = {};
-          const add = EventSource.prototype.addEventListener;
-          EventSource.prototype.addEventListener = function (type, listener, options) {
-            if (type !== 'entry') return add.call(this, type, listener, options);
-            return add.call(this, type, (message) => {
-              try { window.arrived[JSON.parse(message.data).version] = performance.now(); }
-              catch (error) {}
-              return listener.call(this, message);
-            }, options);
+          const decode = TextDecoder.prototype.decode;
+          TextDecoder.prototype.decode = function (...args) {
+            const text = decode.apply(this, args);
+            const now = performance.now();
+            for (const [, version] of text.matchAll(/^id: (\\d+)$/gm))
+              if (!(version in window.arrived)) window.arrived[version] = now;
+            return text;
           };
         })()"""
     )

@@ -1,10 +1,14 @@
-// The game's events stream (SSE). The browser's EventSource reconnects by itself after a
-// dropped connection and sends Last-Event-ID, so the server resumes after the last entry seen.
-// When the browser gives up (an error answer), a new stream starts after the last entry seen.
+// The game's events stream (SSE), read with fetch rather than EventSource: the server's
+// keep-alive is a comment line, which an EventSource never shows its page, and a connection
+// that died without closing (a NAT or proxy that dropped it: no FIN) brings nothing and never
+// fails. Every byte, keep-alives included, tells the watchdog the stream is alive; after
+// SILENT_MS of nothing it is opened anew. Each connection starts after the last entry seen.
 
-import { ApiError, eventsUrl, game, pausedFor, retryWait } from "./api.js";
+import { ApiError, eventsUrl, game, pausedFor, retryAfterMs, retryWait } from "./api.js";
 
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
+// Over twice the longest quiet the server allows a stream (a keep-alive at least every 15 s).
+const SILENT_MS = 35000;
 
 export class Live {
   constructor(gameId, token, { onEntry, onState, onRevoked, onPresence }) {
@@ -16,14 +20,16 @@ export class Live {
     this.onRevoked = onRevoked || (() => {});
     this.last = 0;
     this.failures = 0;
-    this.source = null;
+    this.control = null; // aborts the stream open now (and says which one is current)
+    this.streaming = false; // its answer came, and it has not ended since
+    this.watchdog = null;
     this.timer = null;
     this.stopped = false;
     this.ended = false;
   }
 
   get connected() {
-    return this.source !== null && this.source.readyState === EventSource.OPEN;
+    return this.streaming;
   }
 
   // Whether entries still come from this stream (the last ones may be on their way to the table
@@ -41,7 +47,7 @@ export class Live {
     this.onOffline = () => {
       if (this.stopped || this.ended) return;
       clearTimeout(this.timer);
-      if (this.source) this.source.close();
+      this.close();
       this.onState("down");
     };
     this.onOnline = () => {
@@ -55,8 +61,7 @@ export class Live {
     this.open();
   }
 
-  // A fresh ticket for every connection: the browser's own reconnection reuses the URL, whose
-  // ticket is spent, so it fails and the error handler below opens anew.
+  // A fresh ticket for every connection (a ticket opens one stream only).
   async open() {
     if (this.stopped) return;
     // A ticket counts against the limit of the token's other requests: after a 429 on any of
@@ -90,47 +95,130 @@ export class Live {
       }
     }
     if (this.stopped) return;
-    if (this.source) this.source.close(); // one stream at a time
-    const source = new EventSource(eventsUrl(this.gameId, ticket, this.last));
-    this.source = source;
-    source.addEventListener("open", () => {
-      this.failures = 0;
-      this.onState("live");
-    });
-    source.addEventListener("entry", (message) => {
-      let entry;
-      try {
-        entry = JSON.parse(message.data);
-      } catch (error) {
-        return;
+    this.close(); // one stream at a time
+    const control = new AbortController();
+    this.control = control;
+    this.watch(control); // an answer that never comes is silence too
+    let response;
+    try {
+      response = await fetch(eventsUrl(this.gameId, ticket, this.last), {
+        headers: { Accept: "text/event-stream" },
+        cache: "no-store",
+        signal: control.signal,
+      });
+    } catch (error) {
+      this.dropped(control);
+      return;
+    }
+    if (control !== this.control) return;
+    if (response.status === 204) {
+      // Nothing more will ever come (the game is over and every entry was seen).
+      this.finish();
+      return;
+    }
+    if (!response.ok || !response.body) {
+      // Refused (a spent ticket, too many streams from this address): its Retry-After, if any,
+      // is waited out like a refused ticket's.
+      const retryAfter = retryAfterMs(response.headers.get("Retry-After"), response.headers.get("Date"));
+      this.dropped(control, retryAfter === null ? null : { retryAfter });
+      return;
+    }
+    this.failures = 0;
+    this.streaming = true;
+    this.onState("live");
+    try {
+      await this.read(response.body, control);
+    } catch (error) {
+      // aborted here, or the connection failed: both end in dropped() below
+    }
+    this.dropped(control);
+  }
+
+  // The stream's messages as they come (the text/event-stream format of the HTML standard):
+  // `event:` and `data:` lines, ended by an empty line; lines starting with ":" are comments
+  // (the keep-alive); `id:` is the entry's version, which the entry carries too.
+  async read(body, control) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let type = "";
+    let data = [];
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || control !== this.control) return;
+      this.watch(control);
+      buffer += decoder.decode(value, { stream: true });
+      const lines = buffer.split(/\r\n|\r|\n/);
+      buffer = lines.pop();
+      for (const line of lines) {
+        if (line === "") {
+          if (data.length) this.dispatch(type || "message", data.join("\n"));
+          if (control !== this.control) return; // the game ended: nothing after its last entry
+          [type, data] = ["", []];
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") type = text;
+        else if (field === "data") data.push(text);
       }
-      this.last = Math.max(this.last, entry.version);
-      if ((entry.events || []).some((event) => event.type === "game_over")) {
-        // The server ends the stream after the game's last entry: do not reconnect.
-        this.ended = true;
-        source.close();
-        this.onState("");
-      }
-      this.onEntry(entry);
-    });
-    // Who came to the table or left it: no entry (no id), so a resumed stream never repeats one.
-    source.addEventListener("presence", (message) => {
-      try {
-        this.onPresence(JSON.parse(message.data));
-      } catch (error) {
-        // a message this page cannot read changes nothing
-      }
-    });
-    source.addEventListener("error", () => {
-      if (this.stopped || this.ended) return;
+    }
+  }
+
+  dispatch(type, data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch (error) {
+      return; // a message this page cannot read changes nothing
+    }
+    if (type === "entry") {
+      this.last = Math.max(this.last, message.version);
+      // The server ends the stream after the game's last entry: it is not opened again.
+      if ((message.events || []).some((event) => event.type === "game_over")) this.finish();
+      this.onEntry(message);
+    } else if (type === "presence") {
+      // Who came to the table or left it: no entry (no id), so a new stream never repeats one.
+      this.onPresence(message);
+    }
+  }
+
+  // Anything at all from the stream, a keep-alive included, says it is alive. The server sends
+  // one after 10 s of quiet (clients may count on one every 15 s): after SILENT_MS of nothing
+  // the connection is taken for dead, and another opened at once, with a new ticket.
+  watch(control) {
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(() => {
+      if (control !== this.control || this.stopped || this.ended) return;
+      this.close();
       this.onState("down");
-      // A ticket opens one connection: let the browser's own reconnection (with the spent
-      // ticket) go, and reconnect with a new one.
-      if (source.readyState === EventSource.CLOSED || this.token) {
-        source.close();
-        this.retry();
-      }
-    });
+      clearTimeout(this.timer);
+      this.open();
+    }, SILENT_MS);
+  }
+
+  // The stream `control` opened ended or failed: another, after the backoff.
+  dropped(control, error = null) {
+    if (control !== this.control || this.stopped || this.ended) return;
+    this.close();
+    this.onState("down");
+    this.retry(error);
+  }
+
+  close() {
+    clearTimeout(this.watchdog);
+    if (this.control) this.control.abort();
+    this.control = null;
+    this.streaming = false;
+  }
+
+  // The game is over: its last entry came, or there is none left to come.
+  finish() {
+    this.ended = true;
+    this.close();
+    this.onState("");
   }
 
   // `error`: the refused ticket request, if that was the failure. Its Retry-After (up to
@@ -148,7 +236,6 @@ export class Live {
     window.removeEventListener("offline", this.onOffline);
     window.removeEventListener("online", this.onOnline);
     clearTimeout(this.timer);
-    if (this.source) this.source.close();
-    this.source = null;
+    this.close();
   }
 }
