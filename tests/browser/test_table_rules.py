@@ -11,7 +11,7 @@ from typing import Any
 
 from playwright.sync_api import APIResponse, Page, Route, expect
 
-from tests.browser.harness import PageLog
+from tests.browser.harness import PageLog, Pages
 from tests.browser.table import (
     Game,
     create_from_position,
@@ -370,3 +370,29 @@ def test_final_scores_that_fail_to_load_say_so_and_a_retry_takes_the_focus(
     expect(page.locator("#results .winners")).to_contain_text("ann")
     expect(page.locator("#results-failed")).to_have_count(0)
     screenshot(page, "retried-1280")
+
+
+IN_VIEW = """e => { const r = e.getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= innerHeight; }"""
+
+
+def test_on_a_phone_the_games_end_shows_and_says_who_won(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A phone's player taps the last tile at the foot of the page; the final table comes above
+    the round's summary. Who won is brought into view, and said by the live region, which
+    otherwise says only that the game is over."""
+    page = new_page(viewport={"width": 375, "height": 667}, has_touch=True, is_mobile=True)
+    game = create_from_position(table_server, last_round(9, 4))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    # Where a phone's player is when it is their turn: at the foot of the page, by the hand.
+    page.evaluate("scrollTo(0, document.documentElement.scrollHeight)")
+    assert page.evaluate("scrollY") > 0
+    page.locator('.htile[data-tile="2-3"]').tap()
+    page.locator('.train-target.legal[data-train="0"]').tap()
+    winners = page.locator("#results .winners")
+    expect(winners).to_have_text(words("score.winners.one", names="ann"))
+    expect(page.locator("#announce")).to_have_text(words("score.winners.one", names="ann"))
+    assert winners.evaluate(IN_VIEW), page.evaluate("scrollY")
+    screenshot(page, "end-375")

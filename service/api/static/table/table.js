@@ -94,6 +94,7 @@ class Table {
     this.problem = null; // {text, transient}
     this.score = null;
     this.scoreFailed = null; // why the final scores could not be fetched: {text, transient}
+    this.resultsShown = false; // the final table was drawn, said and brought into view once
     this.log = [];
     this.summaries = [];
     this.last = null; // the last tile played: {train, tile, seat}
@@ -700,8 +701,21 @@ class Table {
     this.fitTrains(trainsTop);
     this.scrollLog(log);
     this.placeFocus({ focused, inHand, handIndex, myTurn });
+    this.showResults();
     if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
     this.wasMyTurn = myTurn;
+  }
+
+  // Who won is what everyone waits for: said as the final table comes (the live region had
+  // only the last move's line, which ends with the game's end), and brought into view. On a phone it comes above the round's
+  // summary, out of sight of a player who tapped the last tile at the foot of the page, and
+  // the keyboard's focus goes to it without scrolling (placeFocus).
+  showResults() {
+    const results = this.app.querySelector("#results");
+    if (!results || this.resultsShown) return;
+    this.resultsShown = true;
+    announce(results.querySelector(".winners").textContent.trim());
+    results.scrollIntoView({ block: "nearest" });
   }
 
   // Focus stays where play goes on: on the element it was on; else, after a move made from the
