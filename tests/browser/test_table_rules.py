@@ -396,3 +396,33 @@ def test_on_a_phone_the_games_end_shows_and_says_who_won(
     expect(page.locator("#announce")).to_have_text(words("score.winners.one", names="ann"))
     assert winners.evaluate(IN_VIEW), page.evaluate("scrollY")
     screenshot(page, "end-375")
+
+
+# A focus ring that shows on the paper of a panel: dark (WCAG's relative luminance).
+RING_LUMINANCE = """e => {
+  const style = getComputedStyle(e);
+  if (style.outlineStyle === 'none' || parseFloat(style.outlineWidth) < 2) return 1;
+  const [r, g, b] = style.outlineColor.match(/[\\d.]+/g).slice(0, 3).map(Number).map(c => {
+    c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}"""
+
+
+def test_the_keyboards_focus_ring_shows_on_a_panels_buttons(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    """The ring is white with a dark halo, made for the felt; on the paper of the final table a
+    white ring is lost, and a primary button's shadow replaces the halo. Tabbing to "Play
+    again" after the game's end shows a ring that stands out from the paper."""
+    game = create_from_position(table_server, last_round(9, 4))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-3"]').focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    expect(page.locator("#results")).to_be_focused()
+    page.keyboard.press("Tab")
+    rematch = page.locator("#rematch")
+    expect(rematch).to_be_focused()
+    assert rematch.evaluate(RING_LUMINANCE) < 0.1
+    screenshot(page, "rematch-focused")

@@ -136,11 +136,13 @@ class Table {
     this.keyboard = false;
     this.onKey = (event) => {
       this.keyboard = true;
+      document.documentElement.classList.add("keys");
       if (event.key === "Escape" && this.selected) this.select(this.selected);
       else this.onArrow(event);
     };
     this.onPointer = () => {
       this.keyboard = false;
+      document.documentElement.classList.remove("keys");
     };
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onPointer);
@@ -176,6 +178,7 @@ class Table {
     clearTimeout(this.resendTimer);
     document.removeEventListener("keydown", this.onKey);
     document.removeEventListener("pointerdown", this.onPointer);
+    document.documentElement.classList.remove("keys");
     window.removeEventListener("resize", this.onResize);
     window.removeEventListener("settings", this.onResize);
     for (const name of ["version", "status", "settled"]) delete this.app.dataset[name];
