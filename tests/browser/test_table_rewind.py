@@ -41,6 +41,15 @@ def test_a_table_showing_lost_entries_starts_over_from_the_stored_game(
     page = new_page(viewport={"width": 1280, "height": 800})
     # The browser notes each refused resumption (its stream's, the page's own look at the log).
     new_page.log(page).allow(r"status of 409 .*/events\?after=")
+    refused_streams: list[str] = []
+    page.on(
+        "response",
+        lambda r: (
+            r.status == 409
+            and "text/event-stream" in (r.request.headers.get("accept") or "")
+            and refused_streams.append(r.url)
+        ),
+    )
     if reader == "seat":  # its stream's every connection has a ticket of its own
         hold_seat(page, game, 1)
     else:
@@ -66,6 +75,8 @@ def test_a_table_showing_lost_entries_starts_over_from_the_stored_game(
         timeout=STARTS_OVER_MS,
     )
     screenshot(page, "started-over")
+    # A refused stream starts the table over at once: it is not reopened into the same refusal.
+    assert len(refused_streams) <= 1, refused_streams
     expect(page.locator(f'.log-lines li[data-version="{stored + 1}"]')).to_have_count(0)
     move()  # the game goes on from what is stored, and the table follows it live
     wait_shown(page, stored + 1)

@@ -11,13 +11,14 @@ const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
 const SILENT_MS = 35000;
 
 export class Live {
-  constructor(gameId, token, { onEntry, onState, onRevoked, onPresence }) {
+  constructor(gameId, token, { onEntry, onState, onRevoked, onPresence, onRewound }) {
     this.gameId = gameId;
     this.token = token;
     this.onEntry = onEntry;
     this.onPresence = onPresence || (() => {});
     this.onState = onState;
     this.onRevoked = onRevoked || (() => {});
+    this.onRewound = onRewound || (() => {});
     this.last = 0;
     this.failures = 0;
     this.control = null; // aborts the stream open now (and says which one is current)
@@ -114,6 +115,14 @@ export class Live {
     if (response.status === 204) {
       // Nothing more will ever come (the game is over and every entry was seen).
       this.finish();
+      return;
+    }
+    if (response.status === 409) {
+      // after_ahead_of_log, the only 409 of this request: Redis lost entries this table was
+      // sent, and the versions past its stored one come anew. Reopened, it would be refused
+      // again: the table starts over from the game as stored.
+      this.stop();
+      this.onRewound();
       return;
     }
     if (!response.ok || !response.body) {

@@ -129,6 +129,7 @@ class Table {
         if (this.token) this.dropSeat().then(() => this.render());
       },
       onPresence: (change) => this.onPresence(change),
+      onRewound: () => this.reload(),
     });
     if (this.view.status !== "game_over") this.live.start(this.view.version);
     this.recentMoves();
@@ -239,7 +240,8 @@ class Table {
   // A view older than the table was sent before the table's last entry, or Redis lost entries
   // the table shows (its log went back; the game writes those versions anew). The events after
   // the table's version tell which, from the server's own read: refused (409
-  // after_ahead_of_log) in the second case. The stream cannot: an EventSource shows no status.
+  // after_ahead_of_log) in the second case. The stream is refused so too (Live's onRewound),
+  // but a table polling without one learns it here.
   async rewound() {
     try {
       await game.events(this.gameId, this.token || this.tableToken, this.view.version);
