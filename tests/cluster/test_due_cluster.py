@@ -5,8 +5,10 @@ game's slot (a script that touches two slots is refused), and the sweep reads ev
 from __future__ import annotations
 
 import pytest
+import redis
 from redis.cluster import RedisCluster
 
+from devstack.redis_cluster import LocalRedisCluster, node_id
 from service.store import GameStore
 from service.store import keys as K
 from service.store.due import DueSets
@@ -33,3 +35,25 @@ def test_games_on_every_master_are_found(redis_client: RedisCluster) -> None:
     nodes = {redis_client.get_node_from_key(K.game_key(gid)).name for gid in made}
     assert len(nodes) == 3
     assert {game for game, _ in dues.overdue(5, 100)} == made
+
+
+def test_a_slot_being_resharded_does_not_stop_the_sweep(
+    own_cluster: LocalRedisCluster, redis_client: RedisCluster
+) -> None:
+    """Mid-reshard, a slot's set may be out of the script's reach (its key moved, or never
+    made); Redis refused the whole read then, and the sweep failed every time until the
+    reshard was over."""
+    games, dues = GameStore(redis_client), DueSets(redis_client)
+    made = {
+        games.create(b"s", new_token(), [hash_token(new_token())], [b"r"], due=1) for _ in range(9)
+    }
+    source, target = (redis.Redis.from_url(node.url) for node in own_cluster.nodes[:2])
+    slot = 0  # the first master's, no game's here (its set was never made)
+    try:
+        target.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", node_id(source))
+        source.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", node_id(target))
+        assert {game for game, _ in dues.overdue(5, 100)} == made
+    finally:
+        for node in (source, target):
+            node.execute_command("CLUSTER SETSLOT", slot, "STABLE")
+            node.close()
