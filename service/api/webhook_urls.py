@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from requests.utils import requote_uri
+
 #: The longest URL a webhook may have.
 MAX_URL = 2000
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -67,7 +69,9 @@ def target(url: str, allow: frozenset[str]) -> Target | str:
         return found
     if not _allowed(host, port, allow) and (why := _private(host, found)) is not None:
         return why  # it resolved to a public address a moment ago: a rebinding resolver
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # Quoted as requests quoted it: the policy takes any path, and http.client sends ASCII with
+    # no space or control character only (a letter outside ASCII raised UnicodeEncodeError).
+    path = requote_uri((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
     addresses = tuple((family, address) for family, address in found)
     return Target(parts.scheme, host, port, path, addresses)
 

@@ -134,7 +134,7 @@ class Sender:
         }
         try:
             status = post(where, body, headers)
-        except (OSError, http.client.HTTPException) as err:
+        except (OSError, http.client.HTTPException, ValueError) as err:  # ValueError: not sendable
             log.info("webhook %s: %s", delivery.delivery_id, type(err).__name__)
             return False
         return 200 <= status < 300

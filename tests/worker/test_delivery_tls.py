@@ -101,3 +101,17 @@ def test_an_https_delivery_verifies_the_receivers_certificate(
         ("/turns?player=ann", f"localhost:{port}", b'{"n": 1}'),
         ("/x", f"127.0.0.1:{port}", b"{}"),
     ]
+
+
+def test_a_path_outside_ascii_is_sent_percent_encoded(
+    receiver: tuple[int, Path, list[tuple[str, str, bytes]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A URL the policy accepts may carry a space or a letter outside ASCII in its path, as
+    requests sent them (quoted). http.client refused the first (an attempt lost each time) and
+    raised UnicodeEncodeError for the second, which ended the sending thread: the delivery was
+    neither sent nor given up, taken again each time its lease ran out."""
+    port, cert, got = receiver
+    monkeypatch.setattr(deliveries, "TLS", ssl.create_default_context(cafile=str(cert)))
+    where = approved(f"https://localhost:{port}/équipe/a b?who=zoë&x=%2F")
+    assert deliveries.post(where, b"{}", {}) == 204
+    assert got[0][0] == "/%C3%A9quipe/a%20b?who=zo%C3%AB&x=%2F"
