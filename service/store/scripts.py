@@ -220,32 +220,20 @@ end
 return #due
 """
 
-# KEYS[1], KEYS[2] = the job streams (first, more)  KEYS[3] = the due-time sorted set
-# ARGV[1] = the stream's approximate length cap  ARGV[2 ..] = pairs: a game, and the time
-# (ms) the server owed it a change since (from the games' due sets)
-# The sweep's hand-over: queues each game the queue does not hold (in neither stream, nor due
-# by that time in the sorted set). A job taken and not yet done is still in its stream.
+# KEYS[1] = the first job stream  KEYS[2] = the due-time sorted set
+# ARGV[1] = the stream's approximate length cap  ARGV[2 ..] = pairs: a game found in neither
+# stream, and the time (ms) the server owed it a change since (from the games' due sets)
+# The sweep's hand-over: queues each game not due by that time in the sorted set. The streams
+# are read once a sweep by its caller (service/store/work.py), not here once per batch.
 # Returns the games queued.
 QUEUE_MISSING = """
-local queued = {}
-for i = 1, 2 do
-  for _, entry in ipairs(redis.call('XRANGE', KEYS[i], '-', '+')) do
-    local fields = entry[2]
-    for j = 1, #fields, 2 do
-      if fields[j] == 'g' then queued[fields[j + 1]] = true end
-    end
-  end
-end
 local out = {}
 for i = 2, #ARGV, 2 do
   local game = ARGV[i]
-  if not queued[game] then
-    local at = redis.call('ZSCORE', KEYS[3], game)
-    if not at or tonumber(at) > tonumber(ARGV[i + 1]) then
-      redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'g', game)
-      queued[game] = true
-      table.insert(out, game)
-    end
+  local at = redis.call('ZSCORE', KEYS[2], game)
+  if not at or tonumber(at) > tonumber(ARGV[i + 1]) then
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'g', game)
+    table.insert(out, game)
   end
 end
 return out

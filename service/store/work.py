@@ -39,6 +39,10 @@ GROUP = "workers"
 MAX_JOBS = 100_000
 
 
+#: Games a sweep's script checks and queues at once; the streams' entries read a page at once.
+MISSING_BATCH = 500
+HELD_PAGE = 10_000
+
 #: The streams, the first read first.
 STREAMS = (keys.WORK_JOBS, keys.WORK_MORE)
 
@@ -115,13 +119,36 @@ class WorkQueue:
     def queue_missing(self, owed: Sequence[tuple[str, int]]) -> list[str]:
         """Of these games (each with the time since which the server owes it a change), queue
         those the queue does not hold: in neither stream, nor in the sorted set by that time.
-        The games queued."""
-        args: list[str | int] = [MAX_JOBS]
-        for game_id, since in owed:
-            args += [game_id, since]
-        streams = [*STREAMS, keys.WORK_DUE]
-        queued: Any = self._queue_missing(keys=streams, args=args)
-        return [raw.decode() for raw in queued]
+        The games queued.
+
+        The streams are read once, and the rest checked :data:`MISSING_BATCH` games a script:
+        a script that read the streams itself read them once per batch, and a backlog of jobs
+        (when games are overdue, the sweep finds them all queued) cost its square. A game
+        queued or done between the read and the script is queued again: harmless, its job
+        decides from the stored record."""
+        held = self._held()
+        missing = [(game_id, since) for game_id, since in owed if game_id not in held]
+        queued: list[str] = []
+        for start in range(0, len(missing), MISSING_BATCH):
+            args: list[str | int] = [MAX_JOBS]
+            for game_id, since in missing[start : start + MISSING_BATCH]:
+                args += [game_id, since]
+            found: Any = self._queue_missing(keys=[STREAMS[0], keys.WORK_DUE], args=args)
+            queued += [raw.decode() for raw in found]
+        return queued
+
+    def _held(self) -> set[str]:
+        """The games in either stream (a job taken and not yet done is still in its stream)."""
+        held: set[str] = set()
+        for stream in STREAMS:
+            start = "-"
+            while True:
+                page: Any = self.client.xrange(stream, start, "+", count=HELD_PAGE)
+                held.update(fields[b"g"].decode() for _, fields in page if b"g" in fields)
+                if len(page) < HELD_PAGE:
+                    break
+                start = "(" + page[-1][0].decode()
+        return held
 
     def take_sweep(self, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` sweeps now: one worker per ``ttl_ms``, however many run."""

@@ -22,7 +22,7 @@ SWEEP_MS = 5_000
 #: A game owed a change this long is looked for in the queue: longer than a hand-over takes to
 #: follow its change (the request's or the worker's own write right after it).
 GRACE_MS = 10_000
-#: Games read from each due set per sweep (the longest owed first), and checked per script.
+#: Games read from each due set per sweep (the longest owed first).
 BATCH = 500
 
 
@@ -32,10 +32,7 @@ def sweeper(
     """A sweep at a time in ms: the games it queued."""
 
     def sweep(now_ms: int) -> list[str]:
-        owed = dues.overdue(now_ms - grace_ms, BATCH)
-        queued = []
-        for start in range(0, len(owed), BATCH):
-            queued += queue.queue_missing(owed[start : start + BATCH])
+        queued = queue.queue_missing(dues.overdue(now_ms - grace_ms, BATCH))
         if queued:
             log.warning("sweep: %d games owed a change were not queued: %s", len(queued), queued)
         return queued

@@ -4,6 +4,8 @@ game's slot (a script that touches two slots is refused), and the sweep reads ev
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import redis
 from redis.cluster import RedisCluster
@@ -13,6 +15,8 @@ from service.store import GameStore
 from service.store import keys as K
 from service.store.due import DueSets
 from service.store.tokens import hash_token, new_token
+from service.store.work import STREAMS, WorkQueue
+from service.worker.sweep import sweeper
 from tests.store.test_due import *  # noqa: F403
 
 
@@ -57,3 +61,24 @@ def test_a_slot_being_resharded_does_not_stop_the_sweep(
         for node in (source, target):
             node.execute_command("CLUSTER SETSLOT", slot, "STABLE")
             node.close()
+
+
+def test_a_sweep_reads_the_streams_once_however_many_games_it_checks(
+    redis_client: RedisCluster,
+) -> None:
+    """A backlog: 1,500 games owed a change for a while, every one of them queued. The sweep
+    checked them 500 a script, and each script read both streams whole: a backlog of n jobs
+    cost n * n / 500 entries read, on the queue's master, every sweep."""
+    queue = WorkQueue(redis_client)
+    queue.ensure_group()
+    owed = [f"backlog{n:04d}" for n in range(1_500)]
+    pipe = redis_client.pipeline(transaction=False)
+    for game in owed:
+        pipe.zadd(K.due_key(game, True), {game: 1})
+        pipe.xadd(K.WORK_JOBS, {"g": game})
+    pipe.execute()
+    node = redis_client.get_node_from_key(K.WORK_JOBS)
+    redis_client.config_resetstat(target_nodes=node)
+    assert sweeper(DueSets(redis_client), queue, grace_ms=0)(10) == []
+    stats: Any = redis_client.info("commandstats", target_nodes=node)
+    assert stats.get("cmdstat_xrange", {}).get("calls", 0) <= len(STREAMS)
