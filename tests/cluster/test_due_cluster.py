@@ -82,3 +82,24 @@ def test_a_sweep_reads_the_streams_once_however_many_games_it_checks(
     assert sweeper(DueSets(redis_client), queue, grace_ms=0)(10) == []
     stats: Any = redis_client.info("commandstats", target_nodes=node)
     assert stats.get("cmdstat_xrange", {}).get("calls", 0) <= len(STREAMS)
+
+
+def test_a_master_down_does_not_stop_the_sweep_of_the_others() -> None:
+    """One master stops (the cluster serves on without it: full coverage is not required).
+    Its games wait for it; the read of its sets failed the whole sweep, every time, and the
+    games of the masters still up were never swept."""
+    with LocalRedisCluster(masters=3) as cluster:
+        client = cluster.client()
+        games, dues = GameStore(client), DueSets(client)
+        made = {
+            games.create(b"s", new_token(), [hash_token(new_token())], [b"r"], due=1)
+            for _ in range(30)
+        }
+        down = cluster.nodes[2]
+        on_down = {
+            gid for gid in made if client.get_node_from_key(K.game_key(gid)).port == down.port
+        }
+        assert on_down and on_down != made
+        down.stop()
+        assert {game for game, _ in dues.overdue(5, 100)} == made - on_down
+        client.close()
