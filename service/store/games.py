@@ -507,6 +507,11 @@ class GameStore:
         names = [keys.game_key(game_id), keys.due_key(game_id, self.sharded)]
         return bool(self._set_due(keys=names, args=[game_id, version, _due_arg(due)]))
 
+    def postpone_due(self, game_id: str, at_ms: int) -> None:
+        """The game's due time (see :mod:`.due`) moved on to ``at_ms``, if it is sooner and the
+        game is in the set (a game whose server moves failed: see service/worker/play.py)."""
+        self.client.zadd(keys.due_key(game_id, self.sharded), {game_id: at_ms}, xx=True, gt=True)
+
     def peek(self, game_ids: Sequence[str]) -> list[GameRecord | None]:
         """Several games' records in one round trip per node (None: gone): listings."""
         pipe = self.client.pipeline(transaction=False)

@@ -26,7 +26,10 @@ from devstack.redis_server import RedisServer
 from devstack.worker import worker
 from service.api.app import create_app
 from service.api.transaction import play_server_moves
-from service.store import keys
+from service.store import GameStore, keys
+from service.store.due import DueSets
+from service.store.tokens import hash_token, new_token
+from service.worker.play import play_game
 from tests.live.helpers import (
     BETWEEN_ROUNDS,
     SSE,
@@ -281,3 +284,22 @@ def test_a_hand_over_redis_refused_is_made_once_redis_takes_it(redis_server: Red
             while any(view(base, gid)["version"] == v for gid, v in stalled.items()):
                 assert time.monotonic() < deadline, "a game whose hand-over failed stays stalled"
                 time.sleep(0.25)
+
+
+def test_a_game_whose_moves_fail_is_not_swept_again_at_each_turn() -> None:
+    """A game the worker cannot play (a fault of its own: here a state that does not decode)
+    keeps the due time its last change wrote. The sweep queued it again every 5 s for as long
+    as it lived, each time a traceback; and 500 of them filled the sweep's read of one Redis,
+    which then found no other game. It is looked at again in an hour, or at its next change."""
+    with RedisServer() as server:
+        app = create_app({"REDIS_URL": server.url, "REDIS_CLUSTER": False})
+        client = redis.Redis.from_url(server.url)
+        with app.app_context():
+            games = GameStore(client)
+            gid = games.create(
+                b"not a state", new_token(), [hash_token(new_token())], [b"r"], due=1
+            )
+            with pytest.raises(Exception):  # noqa: B017 - whatever the fault, the worker logs it
+                play_game(gid, lambda: False)
+        assert DueSets(client).overdue(int(time.time() * 1000) + 60_000, 10) == []
+        assert client.zscore(keys.DUE, gid) is not None, "a change would set it again"
