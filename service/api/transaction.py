@@ -454,8 +454,7 @@ def create(
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
     if table.listing.public and not table.full:
-        lobby, listed = store().lobby, table.created_ms
-        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
+        list_in_lobby(store(), game_id, table)
     elif table.listing.seek:
         # Its seeker's claim put it in its bucket; bots took every other seat at once (a
         # fill of 0): no later seek may be offered one.
@@ -471,10 +470,15 @@ def list_as_seated(game_id: str, state: rules.GameState, table: Table) -> None:
     a rematch seat nobody claimed) is listed again, as API.md lists every public game with open
     seats; a full one leaves the lobby."""
     if table.listing.public and not table.full and state.status != Status.GAME_OVER:
-        lobby, listed = store().lobby, table.created_ms
-        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
+        list_in_lobby(store(), game_id, table)
     else:
         delist_if_full(game_id, table)
+
+
+def list_in_lobby(games: GameStore, game_id: str, table: Table) -> None:
+    """List a public table, by its creation time (owed if Redis refuses)."""
+    lobby, listed = games.lobby, table.created_ms
+    write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
 
 
 def delist_if_full(game_id: str, table: Table) -> None:
@@ -551,7 +555,7 @@ def _relist(games: GameStore, game_id: str, table: Table, now: int) -> None:
     find nothing to reopen."""
     lobby = games.lobby
     if table.listing.public:
-        write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, table.created_ms))
+        list_in_lobby(games, game_id, table)
     fill_at = table.listing.fill_at_ms
     if (bucket := table.listing.seek) and (fill_at is None or now < fill_at):
         taken = sum(1 for seat in table.seats if seat.kind != SeatKind.OPEN)

@@ -62,7 +62,7 @@ SLOTS_PER_CALL = 1024
 
 #: Reads many slots' due sets in one call on the master that holds them all (the flag lets a
 #: script touch keys of several slots of its own node; names come in ARGV, for no key routes
-#: it). Through a pipeline, the 16,384 reads took half a second of the sweeper's CPU.
+#: it), since a pipeline of 16,384 reads costs the sweeper far more CPU than a few calls.
 #: A set Redis will not read here (its slot migrating, or no longer this node's: a reshard or a
 #: failover since the slot map was read) is skipped, not an error: one such slot would fail the
 #: whole call, and the sweep with it, for as long as a reshard runs. A later sweep reads it.

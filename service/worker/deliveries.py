@@ -140,7 +140,8 @@ class Sender:
         return 200 <= status < 300
 
 
-#: Verifies receivers' certificates against requests' CA bundle (certifi's), as before.
+#: Verifies receivers' certificates against certifi's CA bundle (requests' own): the same on
+#: every host, whatever the system's store holds.
 TLS = ssl.create_default_context(cafile=DEFAULT_CA_BUNDLE_PATH)
 
 
