@@ -80,7 +80,12 @@ class PerAddress(StrEnum):
 
     CREATE = "create"
     JOIN = "join"
-    SAMPLES = "samples"  # counted by the samples dealt (n a request), not by requests
+    SAMPLES = "samples"  # counted by the samples asked for (n a request), not by requests
+
+    @property
+    def unit(self) -> str:
+        """What its limit counts, as the 429's detail names it."""
+        return "samples asked for" if self is PerAddress.SAMPLES else f"{self.value} requests"
 
     @property
     def policy(self) -> Policy:
@@ -115,7 +120,7 @@ def limit_address(kind: PerAddress, cost: int = 1) -> None:
     count, reset = store().count_request(key, WINDOW_SECONDS, cost)
     quota = counted(kind.policy, limit, count, reset)
     if count > limit:
-        detail = f"More than {limit} {kind} requests a minute from this address."
+        detail = f"More than {limit} {kind.unit} a minute from this address."
         raise rate_limited(detail, quota)
 
 

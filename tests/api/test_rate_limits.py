@@ -174,5 +174,6 @@ def test_samples_count_against_their_address_whatever_the_token(
     refused = samples(second, here)  # another game's token, the same address
     assert refused.status_code == 429 and refused.json is not None
     assert refused.json["ratelimit"]["policy"]["name"] == "samples"
+    assert "150 samples asked for a minute" in refused.json["detail"]
     assert "Retry-After" in refused.headers
     assert samples(second, there).status_code == 200
