@@ -152,11 +152,17 @@ export class Live {
     let buffer = "";
     let type = "";
     let data = [];
+    let afterCR = false; // the text so far ends with a CR
     for (;;) {
       const { value, done } = await reader.read();
       if (done || control !== this.control) return;
       this.watch(control);
-      buffer += decoder.decode(value, { stream: true });
+      const text = decoder.decode(value, { stream: true });
+      // A CRLF cut between two reads: its CR ended the line, its LF is not an empty line (which
+      // would end the message after its `event:` line, its data then sent as another type).
+      const skip = afterCR && text.startsWith("\n") ? 1 : 0;
+      if (text) afterCR = text.endsWith("\r");
+      buffer += text.slice(skip);
       const lines = buffer.split(/\r\n|\r|\n/);
       buffer = lines.pop();
       for (const line of lines) {
