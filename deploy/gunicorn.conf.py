@@ -162,8 +162,11 @@ _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 # few microseconds, and its work is bounded by what the API pool commits; in the run queue
 # behind the API pool's threads it waited seconds while using a quarter of a core (docs/design.md,
 # "10,000 watchers"). The API pool therefore yields: its requests wait microseconds, the
-# watchers no longer wait seconds. GUNICORN_NICE overrides the pool's value.
+# watchers no longer wait seconds. GUNICORN_NICE overrides the pool's value. Read here, in the
+# master: a bad value read as each worker starts makes every worker exit as it boots, and the
+# master start another in its place, for as long as it runs.
 NICENESS = {"api": 5, "streams": 0}
+NICE = _setting("GUNICORN_NICE", NICENESS[POOL], minimum=-20)
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
@@ -182,7 +185,7 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
         from service.frameworks.gunicorn_body import capture
 
         worker.wsgi = capture(worker.wsgi)
-    os.nice(_setting("GUNICORN_NICE", NICENESS[POOL], minimum=-20))
+    os.nice(NICE)
     threading.Thread(target=_drain_on_exit, args=(worker,), name="drain", daemon=True).start()
 
 

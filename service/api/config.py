@@ -166,7 +166,7 @@ def parse_int(name: str, raw: Any, minimum: int = 0, maximum: int | None = None)
     except ValueError:
         raise SettingError(f"{name} must be a whole number, not {raw!r}") from None
     if value < minimum:
-        if minimum <= 1:
+        if minimum in (0, 1):
             raise SettingError(f"{name} must be positive, not {raw!r}")
         raise SettingError(f"{name} must be at least {minimum}, not {raw!r}")
     if maximum is not None and value > maximum:

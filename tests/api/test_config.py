@@ -88,6 +88,10 @@ BAD_VALUES = [
     ({"REDIS_URL": "localhost:6379"}, "REDIS_URL must start with"),
     ({"GRACEFUL_TIMEOUT": "20s"}, "GRACEFUL_TIMEOUT must be a whole number"),
     ({"WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY must be positive"),
+    # Read as each worker starts, a bad one would make every worker exit as it boots and the
+    # master start another in its place, for as long as it runs: it is read in the master.
+    ({"GUNICORN_NICE": "high", "WEB_CONCURRENCY": "1"}, "GUNICORN_NICE must be a whole number"),
+    ({"GUNICORN_NICE": "-30", "WEB_CONCURRENCY": "1"}, "GUNICORN_NICE must be at least -20"),
 ]
 
 
