@@ -71,6 +71,9 @@ def stop_on_signals() -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # A closed terminal (an ssh session dropped) sends SIGHUP to the foreground group only: the
+    # parts, in groups of their own, never get it, and would outlive a launcher it killed.
+    signal.signal(signal.SIGHUP, on_signal)
 
 
 def wait_for_any(procs: list[subprocess.Popen[bytes]]) -> int:

@@ -296,3 +296,49 @@ def test_ctrl_c_stops_redis_after_the_pools(tmp_path: Path) -> None:
     assert order[-1] == redis_pid, "Redis stopped before the parts that use it"
     text = log_path.read_text()
     assert "ConnectionError" not in text and "Connection refused" not in text, text[-3000:]
+
+
+def test_a_closed_terminal_stops_every_part(tmp_path: Path) -> None:
+    """Closing the terminal (or an ssh session dropping) sends SIGHUP to the foreground process
+    group only. The parts run in groups of their own, so they never get it: the launcher has
+    to stop them, or redis-server, nginx, the worker and both pools outlive it, holding the
+    port and the data directory."""
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
+    env.pop("REDIS_URL", None)
+    log_path = tmp_path / "run.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "devstack.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            process_group=0,
+        )
+    children: list[psutil.Process] = []
+    try:
+        wait_until(
+            lambda: answers(f"http://127.0.0.1:{port}/readyz", status=200),
+            alive=lambda: proc.poll() is None,
+            timeout=30,
+            interval=0.2,
+            what="make run",
+            exited=lambda: log_path.read_text()[-2000:],
+        )
+        children = psutil.Process(proc.pid).children()
+        assert any("redis-server" in " ".join(c.cmdline()) for c in children)
+        os.killpg(proc.pid, signal.SIGHUP)
+        proc.wait(60)
+        deadline = time.monotonic() + 30
+        while not all(_exited(c.pid) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [" ".join(c.cmdline()) for c in children if not _exited(c.pid)]
+        assert left == [], "outlived make run"
+    finally:
+        for child in children:
+            if not _exited(child.pid):
+                child.kill()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
