@@ -69,8 +69,9 @@ def unchunking_proxy(upstream: str) -> Iterator[str]:
 
 
 #: An entry may take this long to reach the reader (a loaded machine); without chunks, the
-#: reader waited for 512 bytes: minutes of keep-alives after a short entry.
-PROMPT_SECONDS = 3.0
+#: reader waited for 512 bytes: minutes of keep-alives after a short entry. Below the server's
+#: 10 s of quiet before its first keep-alive, so no keep-alive can bring a held entry out.
+PROMPT_SECONDS = 8.0
 
 
 @pytest.mark.parametrize("media", [Media.SSE, Media.NDJSON])
