@@ -305,18 +305,21 @@ def test_a_stream_of_a_game_that_is_gone_ends(stack: Stack) -> None:
     assert reader.ended.wait(5), "the stream of a gone game sent keep-alives on"
 
 
-def test_a_stream_opened_past_the_last_entry_ends_with_the_game(stack: Stack) -> None:
+def test_a_stream_opened_past_the_last_entry_is_refused_at_once(stack: Stack) -> None:
+    """No stream is held for an entry the log does not have: past its last one, in play or
+    over, the answer is 409 after_ahead_of_log with the stored version, through nginx too."""
     players = ["ann", {"name": "cpu", "bot": "greedy"}]
     created = create(stack.url, players=players, auto_deal=True, options={"rounds": 1})
     gid, token, rng = created["game_id"], created["seats"][0]["token"], random.Random(2)
-    reader = Reader(open_stream(stack, gid, after=100_000), SSE)
+    refused = [open_stream(stack, gid, after=100_000, media=media) for media in (SSE, NDJSON)]
     while view(stack.url, gid)["status"] != "game_over":
-        assert not reader.ended.is_set(), "the stream ended before the game"
         play_turn(stack.url, gid, token, rng)
-    assert reader.ended.wait(3), "the stream outlived the game"
-    assert reader.got == []
-    over = Reader(open_stream(stack, gid, after=100_000), SSE)
-    assert over.ended.wait(2), "a stream of a finished game opened past its end never ended"
+    refused.append(open_stream(stack, gid, after=100_000))
+    final = view(stack.url, gid)["version"]
+    for answer in refused:
+        with answer:
+            assert_problem(answer, 409, "after_ahead_of_log")
+            assert 0 < answer.json()["version"] <= final
 
 
 # --------------------------------------------------------------- 6. bounded log
