@@ -241,16 +241,14 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def test_ctrl_c_stops_redis_after_the_pools(tmp_path: Path) -> None:
-    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group. The embedded
-    Redis must not take it itself: it has to outlive the pools, which still finish what they
-    hold (an open stream here) and would otherwise fill the log with connection errors."""
+def run_in_foreground(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """``make run`` in a process group of its own, as a shell runs its foreground job: its
+    process, port and log."""
     port = free_port()
     env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
     env.pop("REDIS_URL", None)
     log_path = tmp_path / "run.log"
     with log_path.open("wb") as log:
-        # Its own process group, as a shell gives the job it runs in the foreground.
         proc = subprocess.Popen(
             [sys.executable, "-m", "devstack.serve"],
             cwd=ROOT,
@@ -259,16 +257,28 @@ def test_ctrl_c_stops_redis_after_the_pools(tmp_path: Path) -> None:
             stderr=subprocess.STDOUT,
             process_group=0,
         )
+    return proc, port, log_path
+
+
+def wait_ready(proc: subprocess.Popen[bytes], base: str, log_path: Path) -> None:
+    wait_until(
+        lambda: answers(base + "/readyz", status=200),
+        alive=lambda: proc.poll() is None,
+        timeout=30,
+        interval=0.2,
+        what="make run",
+        exited=lambda: log_path.read_text()[-2000:],
+    )
+
+
+def test_ctrl_c_stops_redis_after_the_pools(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group. The embedded
+    Redis must not take it itself: it has to outlive the pools, which still finish what they
+    hold (an open stream here) and would otherwise fill the log with connection errors."""
+    proc, port, log_path = run_in_foreground(tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until(
-            lambda: answers(base + "/readyz", status=200),
-            alive=lambda: proc.poll() is None,
-            timeout=30,
-            interval=0.2,
-            what="make run",
-            exited=lambda: log_path.read_text()[-2000:],
-        )
+        wait_ready(proc, base, log_path)
         children = psutil.Process(proc.pid).children()
         redis_pid = next(c.pid for c in children if "redis-server" in " ".join(c.cmdline()))
         others = [c.pid for c in children if c.pid != redis_pid]
@@ -303,29 +313,10 @@ def test_a_closed_terminal_stops_every_part(tmp_path: Path) -> None:
     group only. The parts run in groups of their own, so they never get it: the launcher has
     to stop them, or redis-server, nginx, the worker and both pools outlive it, holding the
     port and the data directory."""
-    port = free_port()
-    env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path), "WEB_CONCURRENCY": "1"}
-    env.pop("REDIS_URL", None)
-    log_path = tmp_path / "run.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "devstack.serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            process_group=0,
-        )
+    proc, port, log_path = run_in_foreground(tmp_path)
     children: list[psutil.Process] = []
     try:
-        wait_until(
-            lambda: answers(f"http://127.0.0.1:{port}/readyz", status=200),
-            alive=lambda: proc.poll() is None,
-            timeout=30,
-            interval=0.2,
-            what="make run",
-            exited=lambda: log_path.read_text()[-2000:],
-        )
+        wait_ready(proc, f"http://127.0.0.1:{port}", log_path)
         children = psutil.Process(proc.pid).children()
         assert any("redis-server" in " ".join(c.cmdline()) for c in children)
         os.killpg(proc.pid, signal.SIGHUP)
