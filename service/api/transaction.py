@@ -289,11 +289,7 @@ def _stored(g: Loaded, change: Change, version: int, applied: Sequence[Applied])
     """After a stored change: the worker's share, what it owes to webhooks, and this
     process's copies of the game."""
     hand_over(store().work, g.record.game_id, g.state, g.table, now_ms())
-    notify(g.record.game_id, g.state, g.table, applied, version)
-    if change.ends_rated:
-        rate_game(g.record.game_id, g.state, g.table)
-    if change.table is not None:  # seats may have changed
-        list_as_seated(g.record.game_id, g.state, g.table)
+    _announce(g, change, applied, version)
     KNOWN.keep(g.record.after(change, version))
     DECODED.keep(change.state, g.state)  # the request is done with it: only the answer is left
     record_move()
@@ -344,12 +340,19 @@ def _store_server_moves(
     except (LogFull, GameNotFound):
         store().set_due(game_id, version, None)
         return None
-    notify(game_id, g.state, g.table, applied, version + len(applied))
+    _announce(g, change, applied, version + len(applied))
+    return True
+
+
+def _announce(g: Loaded, change: Change, applied: Sequence[Applied], version: int) -> None:
+    """What a stored change owes outside its game, whoever made it: webhooks, ratings at a
+    rated game's end, and the lobby's listing when seats may have changed."""
+    game_id = g.record.game_id
+    notify(game_id, g.state, g.table, applied, version)
     if change.ends_rated:
         rate_game(game_id, g.state, g.table)
     if change.table is not None:
         list_as_seated(game_id, g.state, g.table)
-    return True
 
 
 @dataclass
