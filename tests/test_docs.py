@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from mexican_train_client import Client
 
+from service.rules import Status, apply, deal, legal_moves, new_game, score_view
 from service.rules.rng import SecretStream, SplitMix64
 from tests.spec_check import Checker
 
@@ -341,6 +342,34 @@ def test_api_md_answers_parse_and_fit_the_openapi_document() -> None:
         assert isinstance(media, dict), media
         problems += checker.errors(media["schema"], value, f"{method} {path}")
     assert not problems, "\n".join(problems)
+
+
+_CREATED_WITH = re.compile(r"created with `(\{.*?\})`", re.DOTALL)
+
+
+def test_api_md_score_example_is_the_game_the_engine_plays() -> None:
+    """api.md §5.6 shows the score of a game it names (the creation body; every seat plays the
+    first move its legal moves list): the engine, rule 8's blocked rounds included, plays that
+    game to exactly that answer, version and winners included."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = text[text.index("### 5.6 ") : text.index("### 5.7 ")]
+    created = _CREATED_WITH.search(section)
+    shown = _JSON_BLOCK.search(section)
+    assert created is not None and shown is not None
+    body = json.loads(created.group(1))
+    answer = json.loads(shown.group(1))
+    state = new_game(body["players"], body.get("preset", "standard"), body.get("options"),
+                     body["seed"])  # fmt: skip
+    version = 1  # the creation; then one per deal and one per move
+    while state.status != Status.GAME_OVER:
+        deal(state)
+        version += 1
+        while state.status == Status.IN_ROUND:
+            assert state.turn is not None
+            apply(state, state.turn, legal_moves(state, state.turn)[0])
+            version += 1
+    played = json.loads(json.dumps(score_view(state)))
+    assert answer == {"game_id": answer["game_id"], "version": version, **played}
 
 
 def test_bots_md_names_every_call_of_the_python_client() -> None:
