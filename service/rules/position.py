@@ -339,6 +339,22 @@ def _turn(doc: dict[str, Any], state: GameState) -> None:
     for s in range(n):
         if not state.hands[s] and not (waiting and state.opened[s]):
             raise _fail(f"seat {s} has no tiles left, so the round would be over")
+    if not all(state.hands):
+        _opening_lap(state)
+
+
+def _opening_lap(state: GameState) -> None:
+    """A seat out in its opening turn waits for the others' (rule 5): the round is in its
+    opening lap, whose seats yet to open are the seat on turn and the next ones clockwise, so
+    the turn never comes round to a seat without tiles."""
+    n, turn = state.n_players, state.turn
+    assert turn is not None
+    yet = state.opened.count(False)
+    if any(state.opened[(turn + i) % n] for i in range(yet)):
+        raise _fail(
+            "a seat went out in its opening turn, so the seats yet to open must be the seat on "
+            "turn and the next ones, clockwise"
+        )
 
 
 def _turn_state(doc: dict[str, Any], state: GameState) -> None:

@@ -119,6 +119,38 @@ def test_s9_import_refuses_doubles_not_followed_and_empty_hands() -> None:
         import_position([1, 2])
 
 
+def _out_in_the_opening(opened: list[bool], turn: int) -> dict[str, Any]:
+    """Four seats, double-6; seat 1 went out in its opening turn (standard: it waits for the
+    others' opening turns)."""
+    return position(
+        players=4,
+        options={"set": 6, "hand_size": 2},
+        hands=[[[6, 1], [2, 3]], [], [[6, 4], [4, 4]], [[6, 5], [5, 5]]],
+        trains={"1": [[6, 2], [2, 2], [2, 0]]},
+        opened=opened,
+        turn=turn,
+    )
+
+
+def test_s14_import_refuses_an_opening_lap_that_would_hand_the_turn_to_a_seat_that_went_out() -> (
+    None
+):
+    # Rule 5: the round ends once every player has had their opening turn, so the seats yet to
+    # open are the seat on turn and the next ones, clockwise. Here seat 0 would end its opening
+    # turn with seat 2 and 3 yet to open, and pass the turn to seat 1, which holds no tile.
+    with pytest.raises(InvalidPosition, match="yet to open"):
+        import_position(_out_in_the_opening([False, True, False, False], turn=0))
+    with pytest.raises(InvalidPosition, match="yet to open"):
+        import_position(_out_in_the_opening([True, True, False, False], turn=3))
+    state = import_position(_out_in_the_opening([True, True, False, False], turn=2))
+    apply(state, 2, play([6, 4], "2"))
+    apply(state, 2, Move("end_turn"))
+    assert state.turn == 3
+    apply(state, 3, play([6, 5], "3"))
+    over = apply(state, 3, Move("end_turn"))[-1]
+    assert (over["type"], over["reason"], over["out"]) == ("round_over", "out", [1])
+
+
 def test_s9_import_orients_train_tiles_and_checks_chicken_toes() -> None:
     doc = position(hands=[[[1, 2]], [[1, 3]], [[1, 5]]], trains={"0": [[4, 9], [4, 6]]})
     state = import_position(doc)
