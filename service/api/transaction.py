@@ -326,6 +326,13 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
     return True, None
 
 
+def stored_due(record: GameRecord, now: int) -> int | None:
+    """When the server owes the stored game its next change (see :func:`server_due`): what
+    the worker's backfill writes for a game stored without it."""
+    state = DECODED.get(record.state)
+    return server_due(state, table_of(record, state), now)
+
+
 def _store_server_moves(
     g: Loaded, applied: Sequence[Applied], digests: list[bytes] | None, due: int | None
 ) -> bool | None:

@@ -15,12 +15,16 @@ sweep reads a master's sets in one script, :data:`_READ_SLOTS`). What the set
 says is then exactly what the stored games say, whatever write after the change was lost.
 
 The worker's sweep (service/worker/sweep.py) reads the games owed a change for a while and
-queues those the queue does not hold.
+queues those the queue does not hold. Games stored before the due sets were written have no
+entry until their next change; :meth:`DueSets.unlisted` finds them for the worker's backfill
+(service/worker/backfill.py).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -29,6 +33,10 @@ from redis.cluster import RedisCluster
 from . import keys
 
 log = logging.getLogger(__name__)
+
+
+#: Keys a ``SCAN`` call looks at (its ``COUNT``): a few milliseconds of its node at most.
+SCAN_BATCH = 200
 
 
 class DueSets:
@@ -55,6 +63,54 @@ class DueSets:
                 # once it, or the replica that takes over, answers.
                 log.warning("due sets of %s not read: %s: %s", node, type(err).__name__, err)
         return owed
+
+    def unlisted(self, batch: int = SCAN_BATCH) -> Iterator[list[str]]:
+        """Live games that have no entry in their due set, a ``SCAN`` batch of at most about
+        ``batch`` keys at a time on each master (never ``KEYS``: a batch holds its node no
+        longer than a command). Some may be owed nothing: whether they are owed a change is
+        for the stored record to say. Raises on a master that does not answer (a node's
+        keys are then not all seen)."""
+        for client, node in self._nodes():
+            cursor = 0
+            while True:
+                cursor, names = _scan(client, node, cursor, batch)
+                found = [m[1] for name in names if (m := _GAME_KEY.fullmatch(name.decode()))]
+                if found and (missing := self._without_entry(found)):
+                    yield missing
+                if cursor == 0:
+                    break
+
+    def _nodes(self) -> list[tuple[redis.Redis | RedisCluster, Any]]:
+        if not isinstance(self.client, RedisCluster):
+            return [(self.client, None)]
+        return [(client, node) for client, node, _ in _masters(self.client)]
+
+    def _without_entry(self, games: list[str]) -> list[str]:
+        sharded = isinstance(self.client, RedisCluster)
+        pipe = self.client.pipeline(transaction=False)
+        for game in games:
+            pipe.zscore(keys.due_key(game, sharded), game)
+        scores = pipe.execute()
+        return [game for game, score in zip(games, scores, strict=True) if score is None]
+
+
+#: A game's hash (:func:`.keys.game_key`); its other keys, and every other ``mt:{...}`` key
+#: (a player's, a due set, the queue's), do not match.
+_GAME_KEY = re.compile(re.escape(keys.PREFIX) + r"\{(" + keys.GAME_ID_RE.pattern + r")\}")
+
+
+def _scan(
+    client: redis.Redis | RedisCluster, node: Any, cursor: int, batch: int
+) -> tuple[int, list[bytes]]:
+    pattern = keys.PREFIX + "{*}"
+    if node is None:
+        reply: Any = client.scan(cursor, match=pattern, count=batch, _type="hash")
+        return int(reply[0]), list(reply[1])
+    # The cluster client answers each node's cursor by its name, and their keys together.
+    cursors, names = client.execute_command(  # type: ignore[no-untyped-call]
+        "SCAN", cursor, "MATCH", pattern, "COUNT", batch, "TYPE", "hash", target_nodes=node
+    )
+    return int(next(iter(cursors.values()))), list(names)
 
 
 #: Slots read per script on a cluster: a call holds its master for a few milliseconds at most.

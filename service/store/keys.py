@@ -103,6 +103,10 @@ WORK_DUE = f"{PREFIX}{{work}}:due"
 WORK_MORE = f"{PREFIX}{{work}}:more"
 #: Held by the worker that sweeps for games the queue lost (service/worker/sweep.py).
 WORK_SWEEP = f"{PREFIX}{{work}}:sweep"
+#: Held by the worker backfilling the due sets (service/worker/backfill.py), and set once a
+#: backfill has read every node.
+WORK_BACKFILL = f"{PREFIX}{{work}}:backfill"
+WORK_BACKFILLED = f"{PREFIX}{{work}}:backfilled"
 LEASE_SUFFIX = ":lease"
 
 

@@ -154,6 +154,22 @@ class WorkQueue:
         """Whether ``owner`` sweeps now: one worker per ``ttl_ms``, however many run."""
         return bool(self.client.set(keys.WORK_SWEEP, owner, nx=True, px=ttl_ms))
 
+    def take_backfill(self, owner: str, ttl_ms: int) -> bool:
+        """Whether ``owner`` backfills the due sets for the next ``ttl_ms`` (taken again, or
+        held on, before each batch): one worker at a time."""
+        if self.client.set(keys.WORK_BACKFILL, owner, nx=True, px=ttl_ms):
+            return True
+        if self.client.get(keys.WORK_BACKFILL) != owner.encode():
+            return False
+        return bool(self.client.pexpire(keys.WORK_BACKFILL, ttl_ms))
+
+    def backfilled(self) -> bool:
+        """Whether a backfill of the due sets has read every node of this Redis."""
+        return bool(self.client.exists(keys.WORK_BACKFILLED))
+
+    def mark_backfilled(self, at_ms: int) -> None:
+        self.client.set(keys.WORK_BACKFILLED, at_ms)
+
     def lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` now holds the game's lease (for ``ttl_ms``, or until released)."""
         return bool(self.client.set(keys.lease_key(game_id), owner, nx=True, px=ttl_ms))

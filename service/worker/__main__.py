@@ -5,6 +5,9 @@ within :data:`ALIVE_SECONDS` (the heartbeat file's age): the liveness probe of c
 Settings come from the environment, as for the API (``REDIS_URL``, ``REDIS_CLUSTER``, ...), and
 ``WORKER_LEASE_MS`` and ``WORKER_CLAIM_IDLE_MS`` (see :mod:`.loop`), ``WORKER_SWEEP_MS`` and
 ``WORKER_SWEEP_GRACE_MS`` (see :mod:`.sweep`).
+
+``python -m service.worker --backfill`` gives every live game without a due entry the one its
+record says, whether or not a worker did it before, and exits (see :mod:`.backfill`).
 """
 
 from __future__ import annotations
@@ -19,13 +22,17 @@ import time
 import uuid
 from pathlib import Path
 
+from flask import Flask
+
 from service.api.app import create_app
 from service.api.config import SettingError, parse_int, settings
 from service.api.store_access import store
+from service.api.transaction import stored_due
 from service.api.webhook_urls import allowed_hosts
 from service.store.due import DueSets
 from service.store.work import WorkQueue
 
+from . import backfill
 from .deliveries import Sender
 from .loop import CLAIM_IDLE_MS, LEASE_MS, Worker
 from .play import play_game
@@ -58,6 +65,21 @@ def start_sender(stop: threading.Event) -> None:
     threading.Thread(target=sender.run, args=(stop,), name="webhooks", daemon=True).start()
 
 
+def start_backfill(app: Flask, name: str, stop: threading.Event, *, force: bool = False) -> None:
+    """The due sets' backfill, in a thread of its own beside the game loop."""
+    games = store()
+    queue, dues = WorkQueue(games.client), DueSets(games.client)
+
+    def run() -> None:
+        with app.app_context():
+            backfill.run_once(queue, dues, games, stored_due, name, stop, force=force)
+
+    thread = threading.Thread(target=run, name="due-backfill", daemon=True)
+    thread.start()
+    if force:
+        thread.join()
+
+
 def _ms_setting(name: str, default: int) -> int:
     """A positive number of milliseconds from the environment, else ``default``."""
     return parse_int(name, os.environ.get(name) or default, 1)
@@ -66,6 +88,7 @@ def _ms_setting(name: str, default: int) -> int:
 def main() -> int:
     if sys.argv[1:] == ["--alive"]:
         return 0 if alive() else 1
+    only_backfill = sys.argv[1:] == ["--backfill"]
     try:
         app = create_app()  # its log records are JSON lines, as the API's (LOG_LEVEL)
         lease_ms = _ms_setting("WORKER_LEASE_MS", LEASE_MS)
@@ -80,6 +103,10 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     with app.app_context():
+        if only_backfill:
+            start_backfill(app, name, stop, force=True)
+            return 0
+        start_backfill(app, name, stop)
         start_sender(stop)
         worker = Worker(
             WorkQueue(store().client),

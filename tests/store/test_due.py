@@ -85,3 +85,18 @@ def test_one_worker_sweeps_per_period(redis_client: Client) -> None:
     queue = WorkQueue(redis_client)
     assert queue.take_sweep("w1", 60_000)
     assert not queue.take_sweep("w2", 60_000)
+
+
+def test_games_without_a_due_entry_are_found_a_scan_batch_at_a_time(redis_client: Client) -> None:
+    """What the worker's backfill reads: a game stored before the due sets were written (its
+    entry deleted here) is found, as is one owed nothing; one with an entry, a game's other
+    keys and other hashes (a player's) are not."""
+    games, dues = GameStore(redis_client), DueSets(redis_client)
+    owed, idle, old = _game(games, 1_000), _game(games, None), _game(games, 2_000)
+    redis_client.zrem(K.due_key(old, isinstance(redis_client, RedisCluster)), old)
+    redis_client.hset(K.player_key("abcdefghijkl"), "n", "ann")
+    batches = list(dues.unlisted(batch=2))
+    found = [game for batch in batches for game in batch]
+    assert {idle, old} <= set(found) and owed not in found
+    assert all(K.valid_game_id(game) for game in found)
+    assert len(found) == len(set(found))

@@ -119,3 +119,27 @@ def test_a_hand_over_owed_by_a_process_killed_meanwhile_is_made_by_the_sweep(
             120,
             f"the bots' game stays near version {stored}: its owed hand-over died",
         )
+
+
+def test_a_table_of_bots_stored_without_a_due_entry_is_backfilled_and_played(
+    redis_server: RedisServer,
+) -> None:
+    """A table of bots as an older release stored it, with no due entry (deleted here), whose
+    hand-over was lost with the queue. Before the backfill, the sweep had nothing to find and
+    the game stayed at its version for ever; a worker's start now gives it its entry."""
+    client = redis.Redis.from_url(redis_server.url)
+    with start_gunicorn(redis_server.url, env=ENV, with_worker=False) as base:
+        players: list[Any] = [{"name": f"b{n}", "bot": "hard"} for n in range(4)]
+        game = create(base, players=players, auto_deal=True, seed=3, options={"rounds": 2})
+        gid = game["game_id"]
+        client.delete(*QUEUE, keys.WORK_BACKFILLED)
+        assert client.zrem(keys.DUE, gid) == 1, "the creation wrote no due entry"
+        stored = view(base, gid)["version"]
+        assert view(base, gid)["status"] != "game_over"
+        with worker({**ENV, **SWEEP, "REDIS_URL": redis_server.url}):
+            eventually(
+                lambda: view(base, gid)["status"] == "game_over",
+                120,
+                f"the bots' game stays near version {stored}: no due entry, nobody queued it",
+            )
+        assert client.exists(keys.WORK_BACKFILLED), "the pass was not marked done"
