@@ -24,7 +24,7 @@ from service.rules.log import Kind, rfc3339
 from service.seating import TURN_STARTS, Applied, Table
 from service.store.hooks import Delivery, HookEvent, Webhooks
 
-from .owed import owe, write_or_owe
+from .owed import NotYet, owe, write_or_owe
 from .store_access import store
 
 BOT_PLAYER_PREFIX = "bot-"  # a bot level's own player: it has no webhooks
@@ -62,7 +62,8 @@ def notify_if_stored(
     slow or hung Redis may run it after its client gave up (a timeout), and the change is then
     stored though its request answered 503. Once Redis answers, its deliveries are queued if
     the change turns out stored: ``first`` (the log index and the bytes of its first record)
-    is in the log. Else nothing is sent."""
+    is in the log; looked for again while the log does not reach it (owed.NotYet). Else
+    nothing is sent."""
     if not applied or not any(_player(table, seat) for seat in range(len(table.seats))):
         return
     games, hooks, at_ms = store(), store().hooks, applied[-1].record.at_ms
@@ -71,9 +72,11 @@ def notify_if_stored(
 
     def enqueue() -> None:
         if not looked:
-            index, record = first
-            if games.log_records(game_id, index)[:1] != [record]:
-                return  # not stored (another change took that place, or the game is gone)
+            held = games.holds_record(game_id, *first)
+            if held is None:
+                raise NotYet  # a slow Redis may run the change yet
+            if not held:
+                return  # not stored: another change took its place
             made.extend(_all_deliveries(hooks, game_id, state, table, applied, version, at_ms))
             looked.append(True)
         hooks.enqueue(made, at_ms)

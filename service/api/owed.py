@@ -8,6 +8,10 @@ process makes it again every :data:`RETRY_SECONDS` until Redis takes it. Without
 whose bot or absent person is to move waits for a change nobody can make, a player is never
 told it is their turn, and a full table stays listed.
 
+A write owed for a change whose compare-and-set failed with a Redis error first looks whether
+the change was stored: a slow Redis may run it seconds later. One that does not find it yet
+(:class:`NotYet`) looks again at growing intervals, for a bounded time.
+
 Every write owed is idempotent (a queued game is decided from its stored record when its job
 runs; a delivery is stored under its own id; a table is listed or taken out by its id), so one
 made twice or late does no harm. A process that dies while Redis is away still loses what it
@@ -17,10 +21,12 @@ owed.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -33,6 +39,13 @@ MAX_OWED = 10_000
 #: A write Redis keeps refusing for itself (not for being away: a script error, a missing
 #: permission) is given up after this many tries, so it cannot wait for ever.
 MAX_TRIES = 3_600
+#: A look for a change that may still be stored (:class:`NotYet`) is made again this long
+#: after the first, then at intervals this many times longer each, and given up once the next
+#: would come over :data:`LOOK_FOR_SECONDS` after the first: a Redis that runs a command that
+#: late has been hung far longer than any request waits (1, 2, 4, ... 32 s: six looks).
+LOOK_FIRST_SECONDS = 1.0
+LOOK_GROWTH = 2.0
+LOOK_FOR_SECONDS = 60.0
 #: Errors that say Redis is away: the writes after one wait for the next turn, untried.
 AWAY = (redis.ConnectionError, redis.TimeoutError)
 
@@ -53,6 +66,21 @@ def owe(key: str, write: Callable[[], Any]) -> None:
     OWED.add(key, write)
 
 
+class NotYet(Exception):
+    """Raised by an owed look for a change whose compare-and-set failed with a Redis error
+    that does not find it yet: a slow or hung Redis may still run it. The look is made again
+    later, for :data:`LOOK_FOR_SECONDS` in all."""
+
+
+@dataclass
+class _Owing:
+    write: Callable[[], Any]
+    tries: int = 0  # refusals of the write itself (see MAX_TRIES)
+    at: float = 0.0  # time.monotonic() of its next try
+    wait: float = 0.0  # before the next look, if this one finds nothing yet
+    until: float = math.inf  # looks that find nothing are given up after this (set at the first)
+
+
 class Owed:
     """Writes Redis refused, by key (a newer write under a key replaces the older); the thread
     that makes them runs only while some wait."""
@@ -63,7 +91,7 @@ class Owed:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
-        self._writes: dict[str, tuple[Callable[[], Any], int]] = {}
+        self._writes: dict[str, _Owing] = {}
         self._thread: threading.Thread | None = None
 
     def add(self, key: str, write: Callable[[], Any]) -> None:
@@ -72,7 +100,7 @@ class Owed:
                 dropped = next(iter(self._writes))
                 del self._writes[dropped]
                 log.error("%s: owed write dropped (%d waiting)", dropped, MAX_OWED)
-            self._writes[key] = (write, 0)
+            self._writes[key] = _Owing(write)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="owed", daemon=True)
                 self._thread.start()
@@ -83,42 +111,60 @@ class Owed:
     def _run(self) -> None:
         while True:
             time.sleep(RETRY_SECONDS)
+            now = time.monotonic()
             with self._lock:
                 if not self._writes:
                     self._thread = None
                     return
-                waiting = list(self._writes.items())
+                waiting = [(key, owing) for key, owing in self._writes.items() if owing.at <= now]
             self._retry(waiting)
 
-    def _retry(self, waiting: list[tuple[str, tuple[Callable[[], Any], int]]]) -> None:
-        for key, (write, tries) in waiting:
+    def _retry(self, waiting: list[tuple[str, _Owing]]) -> None:
+        for key, owing in waiting:
             try:
-                write()
+                owing.write()
             except AWAY:
                 return  # the rest wait for the next turn too
+            except NotYet:
+                self._later(key, owing)
+                continue
             except redis.RedisError as err:  # refused for itself: the others go on
-                self._refused(key, write, tries + 1, err)
+                self._refused(key, owing, err)
                 continue
             except Exception:  # a fault of the write itself, which no retry mends
                 log.exception("%s: owed write dropped", key)
-                self._settle(key, write)
+                self._settle(key, owing)
                 continue
-            self._settle(key, write)
+            self._settle(key, owing)
             log.info("%s: owed write made", key)
 
-    def _refused(self, key: str, write: Callable[[], Any], tries: int, err: Exception) -> None:
+    def _later(self, key: str, owing: _Owing) -> None:
+        """The next look at a change not found yet, each a while longer after the last."""
+        now = time.monotonic()
         with self._lock:
-            if self._writes.get(key, (None,))[0] is not write:
+            if self._writes.get(key) is not owing:
                 return  # replaced meanwhile
-            if tries < MAX_TRIES:
-                self._writes[key] = (write, tries)
+            if owing.until == math.inf:
+                owing.until, owing.wait = now + LOOK_FOR_SECONDS, LOOK_FIRST_SECONDS
+            if now + owing.wait > owing.until:
+                del self._writes[key]
+                log.info("%s: the change was not found stored: nothing owed", key)
+                return
+            owing.at, owing.wait = now + owing.wait, owing.wait * LOOK_GROWTH
+
+    def _refused(self, key: str, owing: _Owing, err: Exception) -> None:
+        with self._lock:
+            if self._writes.get(key) is not owing:
+                return  # replaced meanwhile
+            owing.tries += 1
+            if owing.tries < MAX_TRIES:
                 return
             del self._writes[key]
-        log.error("%s: owed write given up after %d tries: %s", key, tries, err)
+        log.error("%s: owed write given up after %d tries: %s", key, owing.tries, err)
 
-    def _settle(self, key: str, write: Callable[[], Any]) -> None:
+    def _settle(self, key: str, owing: _Owing) -> None:
         with self._lock:
-            if self._writes.get(key, (None,))[0] is write:  # not replaced meanwhile
+            if self._writes.get(key) is owing:  # not replaced meanwhile
                 del self._writes[key]
 
 

@@ -56,7 +56,7 @@ from .idempotency import MIN_CREATE_KEY, request_idempotency_key
 from .limits import counted, rate_limited
 from .notifications import notify, notify_if_stored
 from .observability import record_cas_conflict, record_move
-from .owed import owe, write_or_owe
+from .owed import NotYet, owe, write_or_owe
 from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
@@ -506,14 +506,18 @@ def delist_if_stored(game_id: str, table: Table, first: tuple[int, bytes]) -> No
     slow or hung Redis may run it after its client gave up, and a table that change filled
     would stay listed, offered to seekers it cannot seat. Once Redis answers, the table is
     delisted if the change turns out stored (``first``, the log index and bytes of its first
-    record, is in the log); a table still open is left listed."""
+    record, is in the log; looked for again while the log does not reach it); a table still
+    open is left listed."""
     bucket = table.listing.seek
     if not (table.full and (table.listing.public or bucket)):
         return
     games = store()
 
     def delist() -> None:
-        if not games.holds_record(game_id, *first):
+        held = games.holds_record(game_id, *first)
+        if held is None:
+            raise NotYet  # a slow Redis may run the change yet
+        if not held:
             return
         if table.listing.public:
             games.lobby.remove(game_id)
@@ -529,15 +533,15 @@ def reopen_if_held(
     """Reopen the seat that holds the token of ``digest``, if one does (named ``name(seat)``
     again): a seat taken by a change whose request failed (a Redis error, answered 503) but
     which Redis ran all the same. Nobody holds that token, so the seat would wait for nobody.
-    Not stored, or changed since, nothing is. Runs on the owing thread: no app context, so
-    the store comes in ``games``."""
+    Not found (yet: a slow Redis may run it later), it is looked for again (owed.NotYet).
+    Runs on the owing thread: no app context, so the store comes in ``games``."""
     for _ in range(SERVER_ATTEMPTS):
         try:
             record = games.load(game_id)
         except GameNotFound:
-            return
+            raise NotYet from None  # a table whose making is yet to run
         if digest not in record.seat_digests:
-            return
+            raise NotYet
         seat = record.seat_digests.index(digest)
         g = _loaded(record, Role.HOST, None, None)
         now = now_ms()

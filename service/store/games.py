@@ -559,10 +559,13 @@ class GameStore:
             raise GameNotFound(game_id)
         return int(version), list(records)
 
-    def holds_record(self, game_id: str, index: int, record: bytes) -> bool:
+    def holds_record(self, game_id: str, index: int, record: bytes) -> bool | None:
         """Whether the game's log holds ``record`` at ``index`` (entry ``index + 1``): a change
-        whose compare-and-set failed with a Redis error is stored if its first record is there."""
-        return bool(self.client.lindex(keys.log_key(game_id), index) == record)
+        whose compare-and-set failed with a Redis error is stored if its first record is there,
+        and can no longer be if another is. None: the log does not reach ``index`` (yet), or
+        the game is gone."""
+        found = self.client.lindex(keys.log_key(game_id), index)
+        return None if found is None else found == record
 
     def log_records(self, game_id: str, after: int = 0) -> list[bytes]:
         """The game's log records from entry ``after + 1`` on (none for a game that is gone)."""

@@ -113,3 +113,34 @@ def test_deliveries_owed_by_a_stored_change_survive_a_failed_change_at_its_versi
     hooks.away = False
     assert made_within(lambda: len(owed.OWED) == 0)
     assert hooks.queued == ["stored"]
+
+
+def test_a_look_that_finds_nothing_yet_is_made_again_later_and_given_up_in_the_end(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look for a change whose compare-and-set failed (owed.NotYet while the change is not
+    in Redis): made again at growing intervals, so a change stored after the first look is
+    still acted on, and given up after LOOK_FOR_SECONDS when it never is."""
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.02)
+    monkeypatch.setattr(owed, "LOOK_FIRST_SECONDS", 0.1)
+    monkeypatch.setattr(owed, "LOOK_FOR_SECONDS", 1.0)
+    with flushed_client(redis_server) as client:
+        owing, looks = owed.Owed(), {"found": 0, "never": 0}
+
+        def look(name: str) -> Callable[[], None]:
+            def made() -> None:
+                looks[name] += 1
+                if client.get(name) is None:
+                    raise owed.NotYet
+                client.set(f"{name}:done", 1)
+
+            return made
+
+        owing.add("found", look("found"))
+        owing.add("never", look("never"))
+        assert made_within(lambda: looks["found"] >= 2)
+        client.set("found", 1)  # the change lands after two looks
+        assert made_within(lambda: client.get("found:done") == b"1")
+        assert made_within(lambda: len(owing) == 0, 3), "a look that never finds is kept"
+        # 0.1, 0.2, 0.4 s apart, then the next would pass 1 s: a few looks, not one a turn.
+        assert 3 <= looks["never"] <= 5, looks

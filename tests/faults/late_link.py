@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Self
 
@@ -22,6 +23,7 @@ class LateLink:
         self.port = free_port()
         self.hold: bytes | None = None  # the marker of the command to hold back, once
         self.deliver = True  # ... and then deliver (else drop) once its sender has left
+        self.late = 0.0  # ... this many seconds after its sender left
         self.held = threading.Event()  # a command was held back
         self.delivered = threading.Event()  # ... and delivered after its sender left
         self._server = socket.create_server(("127.0.0.1", self.port))
@@ -31,12 +33,13 @@ class LateLink:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def hold_next(self, marker: bytes, *, deliver: bool = True) -> None:
-        """Hold back the next command whose bytes contain ``marker``; once its sender has
-        closed the connection, deliver it to Redis, or drop it."""
+    def hold_next(self, marker: bytes, *, deliver: bool = True, late: float = 0.0) -> None:
+        """Hold back the next command whose bytes contain ``marker``; ``late`` seconds after
+        its sender closed the connection, deliver it to Redis, or drop it."""
         self.held.clear()
         self.delivered.clear()
         self.deliver = deliver
+        self.late = late
         self.hold = marker
 
     def __enter__(self) -> Self:
@@ -69,6 +72,7 @@ class LateLink:
                     continue
                 upstream.sendall(data)
             if held and self.deliver:  # the sender gave up: its command reaches Redis now
+                time.sleep(self.late)
                 upstream.sendall(held)
                 self.delivered.set()
 

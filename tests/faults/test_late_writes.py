@@ -242,3 +242,29 @@ def test_a_table_made_by_a_seek_answered_503_opens_its_seat_for_the_retry(
         assert again.status_code == 201, again.text
         assert (again.json()["game_id"], again.json()["seat"]) == (gid, 0)
         assert [p["name"] for p in view(base, gid)["players"]].count("ann") == 1
+
+
+def test_a_change_stored_seconds_after_the_first_look_still_delists_its_table(
+    redis_server: RedisServer,
+) -> None:
+    """As above, but the join's compare-and-set reaches Redis 3 s after its request gave up:
+    after the owed look made about a second after the 503, which finds the log short of it.
+    The look must be made again. Before, that one look was the only one: the full table stayed
+    listed."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        game = create(base, players=["ann", {"open": True}], public=True)
+        gid = game["game_id"]
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode(), late=3.0)
+        url = f"{base}/api/v1/games/{gid}/join"
+        body = {"invite": game["seats"][1]["invite"], "name": "bo"}
+        r = requests.post(url, json=body, timeout=30)
+        assert (r.status_code, r.json()["code"]) == (503, "storage_unavailable"), r.text
+        assert not link.delivered.wait(2.0), "delivered before the first owed look"
+        assert admin.zscore(keys.LOBBY, gid) is not None
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        assert view(base, gid)["players"][1]["name"] == "bo"
+        eventually(lambda: admin.zscore(keys.LOBBY, gid) is None, 20, "a full table listed")
