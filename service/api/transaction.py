@@ -270,7 +270,7 @@ def _maybe_stored(g: Loaded, change: Change, version: int, applied: Sequence[App
     first = (g.record.version, change.records[0])
     notify_if_stored(game_id, g.state, g.table, applied, version, first)
     if change.table is not None:  # seats may have changed
-        delist_if_stored(game_id, g.table, first)
+        list_as_seated_if_stored(game_id, g.state, g.table, first)
 
 
 def _view_answer(g: Loaded, version: int, applied: Sequence[Applied]) -> tuple[int, dict[str, Any]]:
@@ -501,30 +501,38 @@ def delist_if_full(game_id: str, table: Table) -> None:
         write_or_owe(f"close:{game_id}", lambda: lobby.close(bucket, game_id))
 
 
-def delist_if_stored(game_id: str, table: Table, first: tuple[int, bytes]) -> None:
-    """:func:`delist_if_full`, owed, after a compare-and-set that failed with a Redis error: a
+def list_as_seated_if_stored(
+    game_id: str, state: rules.GameState, table: Table, first: tuple[int, bytes]
+) -> None:
+    """:func:`list_as_seated`, owed, after a compare-and-set that failed with a Redis error: a
     slow or hung Redis may run it after its client gave up, and a table that change filled
-    would stay listed, offered to seekers it cannot seat. Once Redis answers, the table is
-    delisted if the change turns out stored (``first``, the log index and bytes of its first
-    record, is in the log; looked for again while the log does not reach it); a table still
-    open is left listed."""
+    would stay listed, offered to seekers it cannot seat, and a public table whose seat it
+    opened again (its host's reopening) would stay out of the lobby. Once Redis answers, the
+    table is listed or delisted as seated if the change turns out stored (``first``, the log
+    index and bytes of its first record, is in the log; looked for again while the log does
+    not reach it); a table whose change was lost is left as it was."""
     bucket = table.listing.seek
-    if not (table.full and (table.listing.public or bucket)):
+    relist = table.listing.public and not table.full and state.status != Status.GAME_OVER
+    if not (relist or (table.full and (table.listing.public or bucket))):
         return
     games = store()
 
-    def delist() -> None:
+    def list_or_delist() -> None:
         held = games.holds_record(game_id, *first)
         if held is None:
             raise NotYet  # a slow Redis may run the change yet
         if not held:
+            return
+        if relist:
+            games.lobby.add(game_id, table.created_ms)
             return
         if table.listing.public:
             games.lobby.remove(game_id)
         if bucket:
             games.lobby.close(bucket, game_id)
 
-    owe(f"delist:{game_id}:{hashlib.blake2b(first[1], digest_size=8).hexdigest()}", delist)
+    digest = hashlib.blake2b(first[1], digest_size=8).hexdigest()
+    owe(f"seated:{game_id}:{digest}", list_or_delist)
 
 
 def reopen_if_held(

@@ -268,3 +268,33 @@ def test_a_change_stored_seconds_after_the_first_look_still_delists_its_table(
         eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
         assert view(base, gid)["players"][1]["name"] == "bo"
         eventually(lambda: admin.zscore(keys.LOBBY, gid) is None, 20, "a full table listed")
+
+
+@pytest.mark.parametrize("late", [0.0, 3.0], ids=["at-once", "after-the-first-look"])
+def test_a_seat_reopened_by_a_change_stored_after_its_request_timed_out_is_listed_again(
+    redis_server: RedisServer, late: float
+) -> None:
+    """bo fills a public table, which leaves the lobby; the host reopens bo's seat, and that
+    change's compare-and-set reaches Redis only after its request answered 503 (at once, or
+    3 s later). The table has an open seat again and must be listed again. Before, only a
+    table such a change filled was looked after: the reopened one stayed out of the lobby."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        game = create(base, players=["ann", {"open": True}], public=True)
+        gid = game["game_id"]
+        body = {"invite": game["seats"][1]["invite"], "name": "bo"}
+        joined = requests.post(f"{base}/api/v1/games/{gid}/join", json=body, timeout=30)
+        assert joined.status_code == 201, joined.text
+        eventually(lambda: admin.zscore(keys.LOBBY, gid) is None, 10, "a full table listed")
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode(), late=late)
+        url = f"{base}/api/v1/games/{gid}/seats/1"
+        r = requests.put(url, json={"open": True}, headers=auth(game["host_token"]), timeout=30)
+        assert (r.status_code, r.json()["code"]) == (503, "storage_unavailable"), r.text
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        assert view(base, gid)["players"][1]["open"], "the late reopening never ran"
+        eventually(
+            lambda: admin.zscore(keys.LOBBY, gid) is not None, 20, "a reopened table unlisted"
+        )
