@@ -520,7 +520,61 @@ def test_a_wake_up_at_the_feeds_last_version_with_another_record_rewinds_it(
     hub._wake(b"%s 10 %d:%s" % (game_id.encode(), len(records[9]), records[9]))
     assert f.rewinds == 0, "a wake-up of the record the feed holds is no rewind"
     hub._wake(b"%s 10 %d:%s" % (game_id.encode(), len(other[1]), other[1]))
-    assert (f.rewinds, f.rewound_to) == (1, 8)
+    assert until(lambda: f.rewinds == 1), "the rewind was never made"
+    assert f.rewound_to == 8
     stored = [entry.record for entry in f.entries]
     replay = Replayer()
     assert stored == [replay.feed(raw).record for raw in [*records[:8], *other]]
+
+
+class GatedStore(GameStore):
+    """A store whose whole-log reads wait for ``gate`` before reading Redis: a log so long that
+    its read and replay take a while."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(client)
+        self.gate = threading.Event()
+
+    def log(self, game_id: str, after: int = 0) -> tuple[int, list[bytes]]:
+        self.gate.wait(3 * WAIT)
+        return super().log(game_id, after)
+
+
+def test_a_rewind_read_holds_no_other_games_wake_ups(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """A wake-up reveals that game A's log was rewritten; the rewind's read of A's whole log
+    is slow. Game B's wake-up, heard meanwhile, must be applied at once, and A rewound once the
+    read is done. The rewind was read inside the pub/sub listener, which holds every game's
+    wake-ups of its connection until it returns."""
+    client = redis.Redis.from_url(redis_server.url)
+    gated = GatedStore(client)
+    a, b = (f"{name}{random.randrange(10**9)}" for name in ("slow", "other"))
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(a), "v", 10)
+    client.rpush(keys.log_key(a), *records[:8], *other)
+    hub = Hub(gated, presence_ms=30_000)
+    fa = hub.feeds[a] = Feed(a, gated)
+    fa._append(records[:10])
+    fa.heard(10)
+    fb = hub.feeds[b] = Feed(b, gated)
+    fb._append(records[:5])
+    fb.heard(5)
+    try:
+
+        def listen() -> None:  # what the pub/sub connection's greenlet hears, in order
+            hub._wake(b"%s 10 %d:%s" % (a.encode(), len(other[1]), other[1]))
+            hub._wake(b"%s 6 %d:%s" % (b.encode(), len(records[5]), records[5]))
+
+        listener = threading.Thread(target=listen, daemon=True)
+        listener.start()
+        listener.join(WAIT)
+        assert not listener.is_alive(), "the listener waits for another game's log"
+        assert len(fb.entries) == 6, "game B's wake-up waited for A's rewind"
+        assert fa.rewinds == 0
+    finally:
+        gated.gate.set()
+    assert until(lambda: fa.rewinds == 1), "A's rewind was never made"
+    assert fa.rewound_to == 8
+    replay = Replayer()
+    assert [e.record for e in fa.entries] == [replay.feed(r).record for r in [*records[:8], *other]]

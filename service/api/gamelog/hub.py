@@ -88,6 +88,10 @@ class Feed:
         # an entry past them holds one that no longer exists, and its stream ends.
         self.rewinds = 0
         self.rewound_to = 0
+        # A rewind is owed (found, not yet made): wake-ups are not appended meanwhile (they
+        # would follow lost entries), and a second finding starts no second read (one made
+        # during the read is found again by the ticker's next read).
+        self.stale = False
         self.readers = 0
         self.idle_since = time.monotonic()
         # Rung (set, then replaced by a fresh one) on every change a reader waits for. Under
@@ -148,7 +152,7 @@ class Feed:
         changes and the game took new ones while this process stayed subscribed, and the feed
         must be rewound (the next record would otherwise be appended to lost ones)."""
         agrees = True
-        if self._reading.acquire(blocking=False):
+        if not self.stale and self._reading.acquire(blocking=False):
             try:
                 if wakeup.first == len(self.entries) + 1:
                     self._append(wakeup.records)
@@ -223,6 +227,7 @@ class Feed:
         try:
             version, records = self.store.log(self.game_id)
         except GameNotFound:
+            self.stale = False
             self.vanish()
             return
         replayer = Replayer(moves=True)
@@ -230,12 +235,19 @@ class Feed:
         with self._reading, self._changing:
             self.rewound_to = shared(self.entries, entries)
             self.rewinds += 1
+            self.stale = False
             self.replayer, self.entries = replayer, entries
             self.tail = records[-1] if records else b""
             self.final = next((e.version for e in entries if e.ends_game), None)
             self._rendered.clear()
             self.known = version
             self._ring(parked=True)
+
+    def owe_rewind(self) -> bool:
+        """Note that a rewind is owed; False when one is already."""
+        with self._changing:
+            owed, self.stale = not self.stale, True
+            return owed
 
     def vanish(self) -> None:
         """The game is gone (or the process stops: :meth:`Hub.drain`): wake its readers, who
@@ -456,10 +468,21 @@ class Hub:
 
     @staticmethod
     def _rewind(feed: Feed) -> None:
+        """Rewind ``feed`` on a thread of its own (a greenlet in the streams pool): the rewind
+        reads and replays the game's whole log, and the pub/sub listener that found it (or the
+        ticker) would hold every other game's wake-ups, or reads, until it was done."""
+        if feed.owe_rewind():
+            threading.Thread(
+                target=Hub._rewind_now, args=(feed,), name="rewind", daemon=True
+            ).start()
+
+    @staticmethod
+    def _rewind_now(feed: Feed) -> None:
         try:
             feed.rewind()
-        except redis.RedisError as err:  # the next read finds the same and tries again
-            log.info("feed of %s not rewound: %s", feed.game_id, err)
+        except Exception as err:  # the next read finds the same and tries again
+            feed.stale = False
+            log.info("feed of %s not rewound: %s: %s", feed.game_id, type(err).__name__, err)
 
     def _see(self, feeds: list[Feed]) -> None:
         """Read who is at each of ``feeds``' tables, in one round trip (per node)."""
