@@ -34,15 +34,17 @@ def position(
     trains: dict[str, Any],
     open_doubles: list[str],
     boneyard_first: list[list[int]] = [],  # noqa: B006 - never changed
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A double-6 round of ann and bo, both past their opening turn, ann to play."""
+    """A double-6 round of ann and bo, both past their opening turn, ann to play; ``options``
+    are added to the standard preset's."""
     placed = [tile for hand in hands for tile in hand]
     placed += [tile for train in trains.values() if train for tile in train]
     rest = double_six_rest(*placed, *boneyard_first)
     return {
         "format": "mexican-train-position/1",
         "players": PLAYERS,
-        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3}},
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3, **(options or {})}},
         "round": 1,
         "engine": 6,
         "turn": 0,
@@ -108,11 +110,14 @@ def test_draw_then_pass_is_explained_and_the_drawn_tile_marked(
     expect(page.locator('.train[data-train="0"] .marked-flag')).to_be_visible()
 
 
-def sit_at_an_open_own_train(table_server: str, page: Page) -> Game:
+def sit_at_an_open_own_train(
+    table_server: str, page: Page, options: dict[str, Any] | None = None
+) -> Game:
     """Seat 0's turn, holding 3-3 for its own train (ending 3); the boneyard holds 0-1."""
     hands = [[[3, 3], [1, 2], [0, 0]], [[4, 4], [5, 2]]]
     trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
-    game = create_from_position(table_server, position(hands, trains, [], [[0, 1]]))
+    start = position(hands, trains, [], [[0, 1]], options)
+    game = create_from_position(table_server, start)
     hold_seat(page, game, 0)
     wait_shown(page, game.version())
     return game
@@ -125,14 +130,61 @@ def test_after_drawing_on_ones_own_open_double_the_hint_says_only_to_pass(
     page.locator('.htile[data-tile="3-3"]').click()
     page.locator('.train-target.legal[data-train="0"]').click()
     wait_shown(page, 2)
-    follow = words("hint.follow_double", train=words("train.of", name="ann"))
-    expect(page.locator("#hint")).to_have_text(f"{follow} {words('hint.draw')}")
+    # Under the standard preset's `double_follow: any` the next tile may go anywhere legal.
+    expect(page.locator("#hint")).to_have_text(
+        f"{words('hint.follow_double_any')} {words('hint.draw')}"
+    )
     page.locator("#action-draw").click()
     wait_shown(page, 3)
     # 0-1 covers nothing: drawing is done, so the hint no longer offers it.
     expect(page.locator("#action-draw")).to_be_disabled()
     expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
     screenshot(page, "after-draw")
+
+
+def test_under_double_follow_satisfy_the_hint_names_the_double_to_cover_and_the_rules_say_so(
+    table_server: str, page: Page
+) -> None:
+    sit_at_an_open_own_train(table_server, page, {"double_follow": "satisfy"})
+    page.locator(".rules summary").click()
+    expect(page.locator(".rules li", has_text=words("rules.follow_satisfy"))).to_have_count(1)
+    page.locator('.htile[data-tile="3-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(page, 2)
+    follow = words("hint.follow_double", train=words("train.of", name="ann"))
+    expect(page.locator("#hint")).to_have_text(f"{follow} {words('hint.draw')}")
+
+
+def test_the_rules_name_the_chicken_foot_and_when_the_mexican_train_may_start(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    hands = [[[0, 0], [1, 2]], [[3, 4], [5, 5]]]
+    trains = {"0": [[6, 3]], "1": [[6, 5]], "mexican": None}
+    options = {"chicken_foot": True, "mexican_needs_own_blocked": True}
+    game = create_from_position(table_server, position(hands, trains, [], [], options))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator(".rules summary").click()
+    items = page.locator(".rules li")
+    expect(items.filter(has_text=words("rules.chicken_foot"))).to_have_count(1)
+    expect(items.filter(has_text=words("rules.mexican_after_own"))).to_have_count(1)
+    expect(items.filter(has_text=words("rules.follow_satisfy"))).to_have_count(0)
+    screenshot(page, "rules-listed")
+
+
+def test_in_a_single_tile_opening_turn_an_open_double_is_not_hinted(
+    table_server: str, page: Page
+) -> None:
+    # bo's opening left 4-4 open; ann, still to open, ignores it (rule 5).
+    hands = [[[6, 1], [2, 5], [0, 0]], [[3, 3], [1, 1]]]
+    trains: dict[str, Any] = {"0": [], "1": [[6, 4], [4, 4]], "mexican": None}
+    start = position(hands, trains, ["1"], [], {"opening": "single"})
+    start["opened"] = [False, True]
+    game = create_from_position(table_server, start)
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    expect(page.locator("#hint")).to_have_text(words("hint.choose_tile"))
+    expect(page.locator(".htile.playable")).to_have_count(1)
 
 
 def test_a_move_answered_after_the_stream_showed_it_leaves_the_actions_usable(

@@ -11,9 +11,13 @@ function reason(view, me, plays) {
   // "or draw" holds only until the player has drawn: then the drawn tile covers it or the
   // player passes, which the next step says.
   if (state.must_follow !== null && state.must_follow !== undefined && !state.drawn) {
+    // Under `any` (rule 7) the tile after a double may go anywhere legal, not only onto it.
+    if (opts.double_follow !== "satisfy") return t("hint.follow_double_any");
     return t("hint.follow_double", { train: trainLabel(view, state.must_follow) });
   }
-  if (me && !me.opened && opts.opening === "chain") {
+  // A player in their opening turn ignores open doubles (rule 5): no hint about them.
+  if (me && !me.opened) {
+    if (opts.opening !== "chain") return "";
     return state.tiles_played ? t("hint.opening_more") : t("hint.opening_chain");
   }
   if (view.open_doubles.length > 1) {

@@ -28,6 +28,8 @@ export function rulesLine(view) {
     openingText(opts),
     noPlayText(opts),
     t("rules.doubles"),
+    opts.double_follow === "satisfy" ? t("rules.follow_satisfy") : null,
+    opts.chicken_foot ? t("rules.chicken_foot") : null,
     opts.mexican_needs_own_blocked ? t("rules.mexican_after_own") : null,
     opts.double_blank_points ? t("rules.double_blank", { points: opts.double_blank_points }) : null,
     t("rules.lowest_wins"),
