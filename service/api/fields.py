@@ -35,6 +35,19 @@ class StrictBool(ma.fields.Boolean):
         return value
 
 
+class BlankQuery(ma.Schema):
+    """A query string whose parameters sent without a value (``?limit=``, as API.md writes
+    its queries and a search form sends a field left blank) are taken as left out: their
+    defaults apply, and a filter filters nothing."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    @ma.pre_load
+    def blank_is_absent(self, data: Any, **_: Any) -> dict[str, Any]:
+        return {name: value for name, value in data.items() if value != ""}
+
+
 class QueryInt(ma.fields.Integer):
     """A query integer in ASCII digits only, for every query parameter: ``int()`` would also
     take spaces and other scripts' digits."""

@@ -452,3 +452,16 @@ def test_a_lobby_filter_left_empty_filters_nothing(client: FlaskClient) -> None:
     assert made["game_id"] not in [t["game_id"] for t in other["tables"]]
     for query in ("preset=bogus", "players=1", "players=x", "turn_seconds=-1"):
         check(client.get("/api/v1/lobby?" + query), 422, "validation_failed")
+
+
+def test_a_leaderboard_parameter_left_empty_takes_its_default(client: FlaskClient) -> None:
+    """API.md writes the leaderboard as ``GET /leaderboard?kind=people|bots&limit=``, as it
+    writes the lobby's filters: a parameter sent without a value is one left out, so its
+    default applies; a value outside its range is still refused."""
+    for query in ("limit=", "kind=", "kind=&limit=", "kind=people&limit="):
+        r = client.get("/api/v1/leaderboard?" + query)
+        assert r.status_code == 200, (query, r.json)
+        assert r.json == {"kind": "people", "players": []}, query
+    assert client.get("/api/v1/leaderboard?kind=bots&limit=").json["kind"] == "bots"
+    for query in ("limit=0", "limit=101", "limit=x", "kind=aliens"):
+        check(client.get("/api/v1/leaderboard?" + query), 422, "validation_failed")

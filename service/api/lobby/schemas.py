@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import marshmallow as ma
 
 from service.rules import MAX_PLAYERS_ANY, MIN_PLAYERS, PRESETS, Preset
 from service.seating import MAX_TURN_SECONDS
 
-from ..fields import QueryInt, ResponseSchema, StrictBool, StrictInt
+from ..fields import BlankQuery, QueryInt, ResponseSchema, StrictBool, StrictInt
 from ..games.schemas import RulesSchema
 from ..players.schemas import _name
 
@@ -24,10 +21,7 @@ MAX_LISTED = 100
 ANY = "empty or absent: any"
 
 
-class LobbyQuerySchema(ma.Schema):
-    class Meta:
-        unknown = ma.EXCLUDE
-
+class LobbyQuerySchema(BlankQuery):
     preset = ma.fields.String(
         validate=ma.validate.OneOf(PRESETS), metadata={"description": f"the rules' preset ({ANY})"}
     )
@@ -39,12 +33,6 @@ class LobbyQuerySchema(ma.Schema):
         validate=ma.validate.Range(0, MAX_TURN_SECONDS),
         metadata={"description": f"the turn clock, 0 for none ({ANY})"},
     )
-
-    @ma.pre_load
-    def empty_is_any(self, data: Mapping[str, Any], **_: Any) -> dict[str, Any]:
-        # API.md writes the listing as `GET /lobby?preset=&players=&turn_seconds=`, and a search
-        # form sends a field left blank that way: a filter without a value is no filter.
-        return {name: value for name, value in data.items() if value != ""}
 
 
 class LobbyTableSchema(ResponseSchema):

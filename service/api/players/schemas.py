@@ -11,7 +11,7 @@ from service.rules import MAX_NAME_LENGTH
 from service.rules.options import valid_name
 from service.store.hooks import HookEvent
 
-from ..fields import QueryInt, ResponseSchema, one_of
+from ..fields import BlankQuery, QueryInt, ResponseSchema, one_of
 from ..webhook_urls import MAX_URL
 from .records import PlayerKind
 
@@ -58,17 +58,16 @@ class PlayerRecordSchema(ResponseSchema):
     wins = ma.fields.Integer(required=True, metadata={"description": "rated games won"})
 
 
-class LeaderboardQuerySchema(ma.Schema):
-    class Meta:
-        unknown = ma.EXCLUDE
-
+class LeaderboardQuerySchema(BlankQuery):
     kind = one_of(
-        Board, load_default=Board.PEOPLE.value, metadata={"description": "people (default) or bots"}
+        Board,
+        load_default=Board.PEOPLE.value,
+        metadata={"description": "people (default, also when empty) or bots"},
     )
     limit = QueryInt(
         load_default=50,
         validate=ma.validate.Range(1, MAX_LEADERBOARD),
-        metadata={"description": f"1 to {MAX_LEADERBOARD}, default 50"},
+        metadata={"description": f"1 to {MAX_LEADERBOARD}, default (also when empty) 50"},
     )
 
 
