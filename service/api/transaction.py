@@ -449,6 +449,9 @@ def create(
     hand the rest to the worker; ``answer(game_id)`` is kept sealed under ``key``."""
     table, n = game.table, game.state.n_players
     records = [encode(step.record, table.created_ms, n, table.tick_ms) for step in game.applied]
+    # A table of bots alone may play its whole game within its creation's budget.
+    events = [event for step in game.applied for event in step.events]
+    ends_rated = ends_rated_game(game.state, table, events)
     game_id = store().create(
         rules.dumps(game.state),
         game.host_token,
@@ -460,9 +463,12 @@ def create(
         game_id=game.game_id,
         keeps=None if game.keeps is None else game.keeps[:2],
         due=server_due(game.state, table, table.created_ms),
+        ends_rated=ends_rated,
     )
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
+    if ends_rated:
+        rate_game(game_id, game.state, table)
     if table.listing.public and not table.full:
         list_in_lobby(store(), game_id, table)
     elif table.listing.seek:

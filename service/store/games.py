@@ -316,13 +316,15 @@ class GameStore:
         game_id: str | None = None,
         keeps: tuple[bytes, bytes] | None = None,
         due: int | None = None,
+        ends_rated: bool = False,
     ) -> str:
         """Store a new game with its first log records (version = their number); returns its
         fresh id. Seats without a token (bots, open seats) pass :data:`NO_TOKEN`. ``dealt``: the
         state was dealt before (an imported position, an automatic deal), so it lives the full
         game TTL at once. ``keeps``: the host and table token digests of a game whose tokens
         this one takes over (a rematch), instead of new tokens'. ``due``: when the server
-        owes the game its first change by itself (see :mod:`.due`), if it does."""
+        owes the game its first change by itself (see :mod:`.due`), if it does. ``ends_rated``:
+        a rated game that ended within its creation (bots alone), its ratings marked to do."""
         host, table_digest = keeps or (hash_token(host_token), b"")
         if keeps is None and table_token is not None:
             table_digest = hash_token(table_token)
@@ -330,6 +332,8 @@ class GameStore:
         fields += [b"t", b"".join(seat_digests), b"x", table]
         if table_digest:
             fields += [b"m", table_digest]
+        if ends_rated:
+            fields += [b"rp", b"1"]
         # A collision of 72 random bits is next to impossible; stay bounded. A given id (a seek
         # table's, claimed before the game exists) is tried once.
         for _ in range(1 if game_id is not None else 5):

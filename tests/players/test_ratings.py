@@ -86,6 +86,21 @@ def test_ratings_redis_refused_are_made_by_the_next_read(monkeypatch: pytest.Mon
             assert [player(base, p["player_id"])["games"] for p in people] == [1, 1]
 
 
+def test_a_rated_game_of_bots_that_ends_within_its_creation_rates_them(server: str) -> None:
+    """A table of bots alone that deals by itself may play its whole (short) game within the
+    create request's bot budget: that game ends too, and rates its seats once."""
+    bots = ("bot-random", "bot-greedy")
+    before = [player(server, b)["games"] for b in bots]
+    seats = [{"name": "r", "bot": "random"}, {"name": "g", "bot": "greedy"}]
+    options = {"rounds": 1, "set": 6}
+    game = create(server, players=seats, rated=True, auto_deal=True, options=options)
+    assert game["status"] == "game_over"  # ended in the creation's own answer
+    assert [player(server, b)["games"] for b in bots] == [n + 1 for n in before]
+    view = requests.get(f"{server}/api/v1/games/{game['game_id']}", timeout=10)
+    assert view.status_code == 200  # the game's next read rates nothing twice
+    assert [player(server, b)["games"] for b in bots] == [n + 1 for n in before]
+
+
 def test_a_rated_game_needs_a_player_or_a_bot_in_every_seat(server: str) -> None:
     ann = new_player(server, "ann")
     seats = [{"name": "ann", "player_token": ann["player_token"]}, "bo"]
