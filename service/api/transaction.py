@@ -642,11 +642,12 @@ def close_seek_if_filling(game_id: str, table: Table, now: int) -> None:
 
 def table_view(body: dict[str, Any], table: Table, here: list[bool]) -> dict[str, Any]:
     """The view's table fields: each player's ``bot``, ``open`` and ``present``, and the turn
-    clock."""
+    clock. Only a person's seat is present: an open or a bot seat has nobody holding it,
+    whatever a copy of the presence read before the seat changed hands says."""
     for player, seat, seen in zip(body["players"], table.seats, here, strict=True):
         player["bot"] = seat.bot
         player["open"] = seat.kind == SeatKind.OPEN
-        player["present"] = seen
+        player["present"] = seen and seat.kind == SeatKind.PERSON
     deadline = table.deadline_ms
     body["clock"] = {
         "turn_seconds": table.turn_seconds,

@@ -37,6 +37,23 @@ def test_a_seat_given_to_someone_else_loses_its_presence_and_the_others_keep_the
     assert [p["present"] for p in players] == [False, False, True]
 
 
+def test_a_seat_reopened_or_given_to_a_bot_is_not_present_at_once(client: FlaskClient) -> None:
+    """The answer to the change and the views right after it, while this process's copy of
+    the presence still holds the old occupants' marks, show nobody at an open or a bot seat."""
+    game = dealt_game(client)
+    for seat in (1, 2):
+        game.view(game.seats[seat])
+    time.sleep(READ_EVERY_MS / 1000 + 0.1)  # the next view reads both marks into the copy
+    assert [p["present"] for p in client.get(game.url).json["players"]] == [False, True, True]
+    r = client.put(f"{game.url}/seats/1", json={"open": True}, headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    assert [(p["open"], p["present"]) for p in r.json["players"]][1] == (True, False)
+    r = client.put(f"{game.url}/seats/2", json={"bot": "random"}, headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    assert [p["present"] for p in r.json["players"]] == [False, False, False]
+    assert [p["present"] for p in client.get(game.url).json["players"]] == [False, False, False]
+
+
 def test_a_token_revoked_behind_a_known_copy_marks_nothing(
     client: FlaskClient, redis_client: redis.Redis
 ) -> None:
