@@ -30,9 +30,9 @@ class Lobby:
         self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
         self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
 
-    def list(self, limit: int) -> list[str]:
-        """The newest public tables' ids (more than asked for: some may be gone or full)."""
-        ids = cast("list[bytes]", self.client.zrevrange(keys.LOBBY, 0, max(limit, 1) * 2 - 1))
+    def page(self, start: int, count: int) -> list[str]:
+        """Listed tables' ids, newest first, from the ``start``-th newest: ``count`` at most."""
+        ids = cast("list[bytes]", self.client.zrevrange(keys.LOBBY, start, start + count - 1))
         return [raw.decode() for raw in ids]
 
     def add(self, game_id: str, created_ms: int) -> None:

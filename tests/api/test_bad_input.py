@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from service.api.lobby.schemas import MAX_LISTED
 from tests.api.conftest import Game, bearer, dealt_game, new_game
 
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
@@ -452,6 +453,24 @@ def test_a_lobby_filter_left_empty_filters_nothing(client: FlaskClient) -> None:
     assert made["game_id"] not in [t["game_id"] for t in other["tables"]]
     for query in ("preset=bogus", "players=1", "players=x", "turn_seconds=-1"):
         check(client.get("/api/v1/lobby?" + query), 422, "validation_failed")
+
+
+def test_a_lobby_filter_finds_its_table_behind_many_newer_ones_of_other_kinds(
+    client: FlaskClient,
+) -> None:
+    """The listing filters the lobby, not a first page of it: a 2-player table made before
+    2 * 100 + 1 public 3-player ones is listed for ``?players=2``, and only it."""
+    body: dict[str, Any] = {"players": ["ann", {"open": True}], "public": True}
+    older = client.post("/api/v1/games", json=body).json
+    assert older is not None
+    body["players"] = ["bo", {"open": True}, {"open": True}]
+    for _ in range(2 * MAX_LISTED + 1):
+        assert client.post("/api/v1/games", json=body).status_code == 201
+    listed = client.get("/api/v1/lobby?players=2").json["tables"]
+    assert [t["game_id"] for t in listed] == [older["game_id"]]
+    everything = client.get("/api/v1/lobby").json["tables"]
+    assert len(everything) == MAX_LISTED
+    assert older["game_id"] not in [t["game_id"] for t in everything]
 
 
 def test_a_leaderboard_parameter_left_empty_takes_its_default(client: FlaskClient) -> None:

@@ -18,10 +18,11 @@ def lobby(redis_client: redis.Redis) -> Lobby:
 def test_listing_is_newest_first_and_forgets_removed_tables(lobby: Lobby) -> None:
     for n in range(5):
         lobby.add(f"table{n:04}", 1000 + n)
-    assert lobby.list(2) == ["table0004", "table0003", "table0002", "table0001"]
+    assert lobby.page(0, 4) == ["table0004", "table0003", "table0002", "table0001"]
+    assert lobby.page(3, 4) == ["table0001", "table0000"]
     lobby.remove("table0004", "table0002")
     lobby.remove()
-    assert lobby.list(10) == ["table0003", "table0001", "table0000"]
+    assert lobby.page(0, 10) == ["table0003", "table0001", "table0000"]
 
 
 def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None:

@@ -1,4 +1,4 @@
-"""The lobby's listing: the newest public tables with open seats, read in one round trip."""
+"""The lobby's listing: the newest public tables with open seats, read a page at a time."""
 
 from __future__ import annotations
 
@@ -11,12 +11,39 @@ from ..records import DECODED, table_of
 from ..store_access import store
 from .schemas import MAX_LISTED
 
+#: Listed tables read in one round trip.
+PAGE = 2 * MAX_LISTED
+#: The most listed tables one listing reads: a filter that fits none of them has its answer
+#: (empty) after that many, however full the lobby.
+MAX_SCANNED = 20 * PAGE
+
 
 def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
-    """Listed tables that fit ``query`` (preset, players, turn_seconds), newest first; tables
-    that are gone or full leave the lobby as the listing meets them."""
-    ids = store().lobby.list(MAX_LISTED)
-    out, stale = [], []
+    """Listed tables that fit ``query`` (preset, players, turn_seconds), newest first, at most
+    ``MAX_LISTED``: read a page at a time, so that a filter finds its tables behind any number
+    of newer ones of other kinds, up to ``MAX_SCANNED``. Tables that are gone or full leave
+    the lobby as the listing meets them."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    start = 0
+    while len(out) < MAX_LISTED and len(seen) < MAX_SCANNED:
+        ids = store().lobby.page(start, PAGE)
+        fresh = [game_id for game_id in ids if game_id not in seen]  # a table listed meanwhile
+        seen.update(fresh)
+        stale: list[str] = []
+        out += _fitting(query, fresh, stale)
+        store().lobby.remove(*stale)
+        if len(ids) < PAGE:
+            break
+        start += len(ids) - len(stale)  # the stale ones are gone: the next page moved up
+    return out[:MAX_LISTED]
+
+
+def _fitting(query: dict[str, Any], ids: list[str], stale: list[str]) -> list[dict[str, Any]]:
+    """The entries of the tables ``ids`` that fit ``query``; ``stale`` gets those gone or full."""
+    out: list[dict[str, Any]] = []
+    if not ids:
+        return out
     for game_id, record in zip(ids, store().peek(ids), strict=True):
         if record is None:
             stale.append(game_id)
@@ -27,8 +54,7 @@ def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
             stale.append(game_id)
         elif _fits(query, state.rules.preset, state.n_players, table.turn_seconds):
             out.append(_entry(game_id, state, table))
-    store().lobby.remove(*stale)
-    return out[:MAX_LISTED]
+    return out
 
 
 def _fits(query: dict[str, Any], preset: str, players: int, turn_seconds: int) -> bool:
