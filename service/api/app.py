@@ -37,6 +37,7 @@ from .observability import init_app as init_observability
 from .problems import ApiError, ProblemApi
 from .store_access import STORE_EXTENSION
 from .table_page import init_app as init_table_page
+from .webhook_docs import webhooks_doc
 
 API_PREFIX = "/api/v1"
 GAMES_PREFIX = API_PREFIX + "/games"
@@ -267,4 +268,5 @@ def api_spec_options() -> dict[str, Any]:
             ),
         },
         "servers": [{"url": "/"}],
+        "webhooks": webhooks_doc(),
     }

@@ -26,6 +26,9 @@ from tests.players.conftest import ENV
 from tests.players.helpers import new_player, play_out
 from tests.players.receiver import Received, Receiver, hostile, receiver
 from tests.redis_clients import keys_not_ending, keys_not_starting, user_without
+from tests.spec_check import Checker
+
+CHECKER = Checker()
 
 
 @pytest.fixture()
@@ -44,10 +47,24 @@ def register(base: str, player: dict[str, Any], url: str, **body: Any) -> reques
 
 
 def verified(got: Received, secret: str) -> dict[str, Any]:
-    """The delivery's body, once its signature checks out with the webhook's secret."""
+    """The delivery's body, once its signature checks out with the webhook's secret and it is
+    what the OpenAPI document's ``webhooks`` say a delivery of its type holds."""
     body: dict[str, Any] = Webhook(secret).verify(got.body, got.headers)
     assert set(body) == {"type", "timestamp", "data"}
+    assert documented_problems(got, body) == []
     return body
+
+
+def documented_problems(got: Received, body: dict[str, Any]) -> list[str]:
+    """What in a delivery the document does not declare: a field (objects are closed, as
+    for every answer the suite receives) or a header it names but the delivery lacks."""
+    documented = CHECKER.spec.get("webhooks", {}).get(body["type"], {}).get("post")
+    if documented is None:
+        return [f"no webhook {body['type']!r} in the document"]
+    schema = documented["requestBody"]["content"]["application/json"]["schema"]
+    problems = CHECKER.errors(schema, body, f"webhook {body['type']}")
+    headers = [p["name"] for p in documented["parameters"] if p["in"] == "header"]
+    return problems + [f"header {name} missing" for name in headers if name not in got.headers]
 
 
 def secrets_of(game: dict[str, Any], player: dict[str, Any]) -> list[str]:
