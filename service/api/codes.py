@@ -70,6 +70,7 @@ class Problem(StrEnum):
     ALREADY_SEATED = "already_seated", 409
     REMATCH_CLOSED = "rematch_closed", 409
     AFTER_AHEAD_OF_LOG = "after_ahead_of_log", 409
+    RATED_GAME_DEALT = "rated_game_dealt", 409
     CONFLICT = "conflict", 409
     # 412-431: preconditions and sizes
     STALE_VERSION = "stale_version", 412

@@ -120,12 +120,12 @@ def test_a_rated_game_needs_a_player_or_a_bot_in_every_seat(server: str) -> None
     assert (r.status_code, r.json()["code"]) == (422, "validation_failed")
 
 
-def test_a_seat_of_a_rated_game_reopened_mid_game_is_joined_by_a_player_only(
+def test_a_seat_of_a_rated_game_reopened_before_the_deal_is_joined_by_a_player_only(
     server: str,
 ) -> None:
     ann, bo, cy = (new_player(server, name) for name in ("ann", "bo", "cy"))
     seats = [{"name": p["name"], "player_token": p["player_token"]} for p in (ann, bo)]
-    game = create(server, players=seats, rated=True, auto_deal=True)
+    game = create(server, players=seats, rated=True)
     gid, table = game["game_id"], auth(game["table_token"])
     url = f"{server}/api/v1/games/{gid}"
     opened = send("PUT", f"{url}/seats/0", json={"open": True}, headers=table)
@@ -140,6 +140,35 @@ def test_a_seat_of_a_rated_game_reopened_mid_game_is_joined_by_a_player_only(
         json={"invite": invite, "name": "cy", "player_token": cy["player_token"]},
     )  # fmt: skip
     assert joined.status_code == 201, joined.text
+
+
+def test_a_dealt_rated_game_reopens_no_seat_so_no_second_account_reads_its_hand(
+    server: str,
+) -> None:
+    """The table token is kept by a seated player: were it to reopen another seat mid-game and
+    join it with a second account of its own, that account would read the seat's hand."""
+    ann, bo, alt = (new_player(server, name) for name in ("ann", "bo", "alt"))
+    seats = [{"name": p["name"], "player_token": p["player_token"]} for p in (ann, bo)]
+    game = create(server, players=seats, rated=True, auto_deal=True)
+    gid, table = game["game_id"], auth(game["table_token"])
+    url = f"{server}/api/v1/games/{gid}"
+    bo_token = game["seats"][1]["token"]
+    dealt = requests.get(url, headers=auth(bo_token), timeout=10).json()
+    assert dealt["status"] == "in_round" and dealt["hand"]
+    opened = send("PUT", f"{url}/seats/1", json={"open": True}, headers=table)
+    if opened.status_code == 200:  # what the refusal prevents, spelled out when it fails
+        joined = send(
+            "POST", f"{url}/join",
+            json={"invite": opened.json()["changed"]["invite"], "name": "alt",
+                  "player_token": alt["player_token"]},
+        )  # fmt: skip
+        seen = requests.get(url, headers=auth(joined.json()["token"]), timeout=10).json()
+        assert seen["hand"] != dealt["hand"], "a second account read the reopened seat's hand"
+    assert (opened.status_code, opened.json()["code"]) == (409, "rated_game_dealt")
+    after = requests.get(url, headers=auth(bo_token), timeout=10).json()
+    assert (after["version"], after["hand"]) == (dealt["version"], dealt["hand"])
+    handed = send("PUT", f"{url}/seats/1", json={"bot": "random"}, headers=table)
+    assert handed.status_code == 200, handed.text  # a bot may still take the seat over
 
 
 def test_the_leaderboards_list_people_and_bots_apart(server: str) -> None:

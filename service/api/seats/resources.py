@@ -139,6 +139,8 @@ def change_seat(g: Loaded, seat: int, level: str | None) -> Decision:
     if level and current.kind == SeatKind.BOT and current.bot == level:
         unchanged = {"seat": seat, "bot": level, "open": False, "invite": None}
         return Decision(None, [], extra={"changed": {**unchanged, "invite_url": None}})
+    if level is None:
+        check_reopenable(g)
     check_limits(g, seat, level)
     g.table.seat_changes += 1
     invite = None if level else new_invite()
@@ -154,6 +156,17 @@ def change_seat(g: Loaded, seat: int, level: str | None) -> Decision:
     changed = {"seat": seat, "bot": level, "open": invite is not None, "invite": invite}
     extra = {"changed": {**changed, "invite_url": url}}
     return Decision(record, seat_events(record), digests, extra, secret=invite is not None)
+
+
+def check_reopenable(g: Loaded) -> None:
+    """A rated game's seats reopen only before its first deal: the table token is kept by a
+    seated player, who could otherwise join a dealt seat with a second account and read its
+    hand. A bot, which shows nobody a tile, may still take such a seat over."""
+    if g.table.listing.rated and g.state.status is not Status.WAITING_DEAL:
+        raise ApiError(
+            Problem.RATED_GAME_DEALT,
+            "A rated game's seat is not reopened once the game is dealt: hand it to a bot.",
+        )
 
 
 def check_limits(g: Loaded, seat: int, level: str | None) -> None:
