@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
+from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import (
     NDJSON,
     SSE,
@@ -201,3 +205,46 @@ def test_a_quiet_ndjson_stream_answers_its_headers_at_once(live: str) -> None:
     ) as r:
         assert r.status_code == 200
         assert r.headers["Content-Type"].startswith(NDJSON)
+
+
+#: The open-stream cap of the server the cap's test starts: small, so the test holds it whole.
+STREAM_CAP = 2
+
+
+@pytest.fixture(scope="module")
+def capped() -> Iterator[str]:
+    """A server of its own on a Redis of its own: no other test's streams hold its slots."""
+    env = {**LIVE_ENV, "STREAMS_PER_ADDRESS": str(STREAM_CAP)}
+    with RedisServer() as server, start_gunicorn(server.url, workers=1, env=env) as base:
+        yield base
+
+
+def test_long_polls_count_against_the_address_open_streams_cap(capped: str) -> None:
+    game = dealt(capped)
+    url, version = events_url(capped, game.id), view(capped, game.id)["version"]
+    poll = {"after": version, "wait": 30}
+    with ThreadPoolExecutor(STREAM_CAP) as pool:
+        held = [
+            pool.submit(requests.get, url, params=poll, timeout=TIMEOUT) for _ in range(STREAM_CAP)
+        ]
+        time.sleep(2.0)  # both long-polls are waiting by now
+        refused = requests.get(url, params=poll, timeout=TIMEOUT)
+        assert refused.status_code == 429, "a third long-poll was let wait"
+        assert refused.json()["code"] == "rate_limited"
+        assert refused.json()["ratelimit"]["policy"]["name"] == "streams"
+        assert int(refused.headers["Retry-After"]) >= 1
+        stream = requests.get(url, headers={"Accept": SSE}, timeout=TIMEOUT)
+        assert stream.status_code == 429  # streams and long-polls share the cap
+        at_once = requests.get(url, params={"after": version}, timeout=TIMEOUT)
+        assert at_once.status_code == 200  # a read that does not wait holds no slot
+        assert not any(f.done() for f in held)
+        seat_token = game.tokens[view(capped, game.id)["turn"]]
+        assert seat_token is not None
+        assert play_turn(capped, game.id, seat_token, random.Random(3)) is not None
+        woken = [f.result() for f in held]
+    assert [r.status_code for r in woken] == [200] * STREAM_CAP
+    assert all(r.json()["entries"] for r in woken)
+    # The slots came back with the answers.
+    again = [requests.get(url, params={"after": 0, "wait": 1}, timeout=TIMEOUT)]
+    again.append(requests.get(url, params={"after": 0, "wait": 1}, timeout=TIMEOUT))
+    assert [r.status_code for r in again] == [200, 200]

@@ -183,24 +183,32 @@ class Events(MethodView):
     def get(self, query: dict[str, Any], headers: dict[str, str], game_id: str) -> Response:
         """The log from `after` on, as the caller may see it; streamed with SSE or NDJSON."""
         media = media_type()
-        # A stream takes its slot before its credential is read: one refused for the address's
-        # open streams (429) spends no single-use ticket.
-        release = None if media is Media.JSON else take_stream_slot()
+        # A stream, and a long-poll (a JSON read with `wait`), holds one of the address's
+        # open-stream slots while it waits: a long-poll holds a connection as a stream does.
+        # The slot is taken before the credential is read: one refused for the address's open
+        # streams (429) spends no single-use ticket.
+        holds = media is not Media.JSON or query["wait"] > 0
+        release = take_stream_slot() if holds else _nothing_held
         try:
             g, deprecated = stream_reader(game_id)
             after = resume_point(query["after"], headers.get("last_event_id", ""))
             refuse_ahead(g, after)
-            if release is None:
+            if media is Media.JSON:
                 response = page(g, after, query["wait"], query["limit"])
             else:
                 response = streamed(g, after, media, release)
         except BaseException:
-            if release is not None:
-                release()
+            release()
             raise
+        if media is Media.JSON:
+            release()
         if deprecated:
             response.headers.update(DEPRECATION_HEADERS)
         return response
+
+
+def _nothing_held() -> None:
+    """What a JSON read without ``wait`` gives back: it holds no slot."""
 
 
 def refuse_ahead(g: Loaded, after: int) -> None:
