@@ -110,11 +110,13 @@ def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:
 
 
 #: IPv6 prefixes whose last 32 bits are an IPv4 address the network may reach through them:
-#: NAT64's well-known and local-use prefixes (RFC 6052, RFC 8215; an IPv6-only cluster's NAT64
-#: gateway forwards to its VPC's private addresses) and the deprecated IPv4-compatible ::/96.
-_EMBEDS_IPV4 = tuple(
-    ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96")
-)
+#: NAT64's well-known prefix (RFC 6052; an IPv6-only cluster's NAT64 gateway forwards to its
+#: VPC's private addresses) and the deprecated IPv4-compatible ::/96.
+_EMBEDS_IPV4 = tuple(ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "::/96"))
+#: NAT64's local-use prefix (RFC 8215): a network takes from it a NAT64 prefix of any RFC 6052
+#: length, /48 to /96, and the IPv4 address sits at a place that length sets, so no reading of
+#: the address alone can tell it. None of it is taken for public.
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
 def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -124,6 +126,8 @@ def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if not ip.is_global or ip.is_multicast:
         return False
     if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _LOCAL_NAT64:
+            return False
         inner = ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
         if inner is None and any(ip in prefix for prefix in _EMBEDS_IPV4):
             inner = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)

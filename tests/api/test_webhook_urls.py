@@ -46,6 +46,9 @@ def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
         "64:ff9b::a00:5",  # NAT64 of 10.0.0.5: an IPv6-only cluster's gateway forwards there
         "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254, the cloud metadata service
         "64:ff9b:1::a00:5",  # NAT64's local-use prefix
+        # 10.0.0.5 where a /48 NAT64 prefix puts it (RFC 6052 §2.2), 8.8.8.8 in the last 32 bits
+        "64:ff9b:1:a00:0:500:808:808",
+        "64:ff9b:1::808:808",  # 8.8.8.8 under a /96 of the local-use prefix: which one is not known
         "2002:a00:5::1",  # 6to4 of 10.0.0.5
         "::127.0.0.1",  # IPv4-compatible (deprecated) loopback
         "ff05::1",  # multicast
