@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -22,6 +25,13 @@ from requests.utils import requote_uri
 #: The longest URL a webhook may have.
 MAX_URL = 2000
 DEFAULT_PORTS = {"http": 80, "https": 443}
+#: Threads that look names up for deliveries: twice the worker's sending threads. A delivery
+#: waits for its lookup only until its attempt's deadline; a lookup the resolver is slow to end
+#: goes on holding one of these (until the resolver's own timeout) while the next attempts look
+#: their names up beside it, and when all are held, lookups wait their turn rather than start
+#: ever more threads.
+LOOKUP_THREADS = 16
+_LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-lookup")
 
 
 @dataclass(frozen=True)
@@ -50,25 +60,29 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
     if _allowed(host, port, allow):
         return None
     if parts.scheme == "http":
-        return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
+        return _plain_http(host)
     found = _resolve(host, port)
     return found if isinstance(found, str) else _private(host, found)
 
 
-def target(url: str, allow: frozenset[str]) -> Target | str:
+def target(url: str, allow: frozenset[str], deadline: float) -> Target | str:
     """Where a delivery to ``url`` connects now, checked as :func:`refusal` checks it; the
-    refusal instead when the URL, or what its host resolves to now, is not allowed."""
-    why = refusal(url, allow)
-    if why is not None:
-        return why
+    refusal instead when the URL, or what its host resolves to now, is not allowed. The name is
+    looked up once, and the addresses checked are the ones connected to. Raises TimeoutError
+    when the lookup has not ended by ``deadline`` (``time.monotonic()``): a slow resolver fails
+    the attempt, it does not refuse the URL."""
     parsed = _parse(url)
-    assert not isinstance(parsed, str)  # refusal parsed it
+    if isinstance(parsed, str):
+        return parsed
     parts, host, port = parsed
-    found = _resolve(host, port)
+    allowed = _allowed(host, port, allow)
+    if parts.scheme == "http" and not allowed:
+        return _plain_http(host)
+    found = _resolve_by(host, port, deadline)
     if isinstance(found, str):
         return found
-    if not _allowed(host, port, allow) and (why := _private(host, found)) is not None:
-        return why  # it resolved to a public address a moment ago: a rebinding resolver
+    if not allowed and (why := _private(host, found)) is not None:
+        return why
     # Quoted as requests quoted it: the policy takes any path, and http.client sends ASCII with
     # no space or control character only (a letter outside ASCII raised UnicodeEncodeError).
     path = requote_uri((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
@@ -99,6 +113,20 @@ def _allowed(host: str, port: int, allow: frozenset[str]) -> bool:
 def _with_port(host: str, port: int) -> str:
     """``host:port`` as an operator writes it (an IPv6 address in brackets)."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _plain_http(host: str) -> str:
+    return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
+
+
+def _resolve_by(host: str, port: int, deadline: float) -> list[tuple[int, Any]] | str:
+    """:func:`_resolve`, waited for until ``deadline`` at most (TimeoutError after it)."""
+    lookup = _LOOKUPS.submit(_resolve, host, port)
+    try:
+        return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
+    except LookupTimeout:
+        lookup.cancel()  # one still queued behind slow lookups never starts
+        raise TimeoutError(f"looking {host!r} up took too long") from None
 
 
 def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:

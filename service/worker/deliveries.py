@@ -4,7 +4,7 @@ pool of threads, retried with backoff until an hour after the first try.
 A receiver is anyone's server, so an attempt costs the worker little whatever it answers: it
 connects to an address the URL policy approved (no second resolution of the name), reads only
 the status line and headers, never the body, and ends after ``ATTEMPT_SECONDS`` however slowly
-the receiver answers.
+the receiver, or the receiver's name server, answers.
 
 A delivery is taken from Redis under a lease (service/store/hooks.py), sent, and then removed,
 or put back due later: a worker that dies mid-send leaves it to be sent again, so a receiver
@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 
 #: A receiver accepts the connection, and answers, within this long, or the attempt failed.
 SEND_TIMEOUT_SECONDS = 5.0
-#: An attempt ends after this long in all, even if every read came within SEND_TIMEOUT_SECONDS
-#: (a receiver dripping its answer a byte at a time would hold a sending thread for good).
+#: An attempt ends after this long in all, the lookup of the receiver's name included, even if
+#: every read came within SEND_TIMEOUT_SECONDS (a receiver dripping its answer a byte at a time,
+#: or its name server answering late, would hold a sending thread for good).
 ATTEMPT_SECONDS = 10.0
 #: Deliveries in flight at once per worker process.
 THREADS = 8
@@ -108,9 +109,14 @@ class Sender:
         if hook is None:  # removed meanwhile
             self.hooks.done(delivery)
             return
-        where = target(hook.url, self.allow)
+        deadline = time.monotonic() + ATTEMPT_SECONDS
+        try:
+            where: Target | str | None = target(hook.url, self.allow, deadline)
+        except TimeoutError as err:  # a failed attempt, tried again later
+            log.info("webhook %s: %s", delivery.delivery_id, err)
+            where = None
         why = where if isinstance(where, str) else None
-        if not isinstance(where, str) and self.send(where, hook, delivery):
+        if isinstance(where, Target) and self.send(where, hook, delivery, deadline):
             self.hooks.done(delivery)
         elif why is not None or now_ms() - delivery.first_ms >= self.give_up_ms:
             log.warning("webhook %s dropped: %s", delivery.delivery_id, why or "gave up")
@@ -119,7 +125,7 @@ class Sender:
             wait = self.retry_ms * BACKOFF[min(delivery.attempt, len(BACKOFF) - 1)]
             self.hooks.retry(replace(delivery, attempt=delivery.attempt + 1), now_ms() + wait)
 
-    def send(self, where: Target, hook: Hook, delivery: Delivery) -> bool:
+    def send(self, where: Target, hook: Hook, delivery: Delivery, deadline: float) -> bool:
         """One attempt: whether the receiver took it (a 2xx answer; redirects are not
         followed, since the policy checked this URL and no other)."""
         stamp = datetime.now(UTC)
@@ -133,7 +139,7 @@ class Sender:
             "connection": "close",
         }
         try:
-            status = post(where, body, headers)
+            status = post(where, body, headers, deadline)
         except (OSError, http.client.HTTPException, ValueError) as err:  # ValueError: not sendable
             log.info("webhook %s: %s", delivery.delivery_id, type(err).__name__)
             return False
@@ -189,11 +195,11 @@ class _Connection(http.client.HTTPConnection):
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def post(where: Target, body: bytes, headers: dict[str, str]) -> int:
+def post(where: Target, body: bytes, headers: dict[str, str], deadline: float) -> int:
     """POST ``body`` to ``where``: the answer's status, once its status line and headers came
-    (its body is never read), within ``ATTEMPT_SECONDS``."""
-    conn = _Connection(where, time.monotonic() + ATTEMPT_SECONDS)
-    timer = threading.Timer(ATTEMPT_SECONDS, conn.cut)
+    (its body is never read), by ``deadline`` (``time.monotonic()``)."""
+    conn = _Connection(where, deadline)
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), conn.cut)
     timer.daemon = True
     timer.start()
     try:

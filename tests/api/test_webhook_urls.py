@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from service.api.webhook_urls import Target, allowed_hosts, refusal, target
@@ -32,11 +34,12 @@ def test_an_allowed_host_with_a_port_allows_that_port_only(
 def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
     """The delivery's target carries the addresses the policy checked: the connection is made
     to them, never to a second resolution of the name (DNS rebinding)."""
-    found = target("http://127.0.0.1:8080/turns?player=ann", allowed_hosts("127.0.0.1"))
+    soon = time.monotonic() + 10
+    found = target("http://127.0.0.1:8080/turns?player=ann", allowed_hosts("127.0.0.1"), soon)
     assert isinstance(found, Target), found
     assert (found.host, found.port, found.path) == ("127.0.0.1", 8080, "/turns?player=ann")
     assert [address[:2] for _, address in found.addresses] == [("127.0.0.1", 8080)]
-    refused = target("https://localhost/turns", frozenset())
+    refused = target("https://localhost/turns", frozenset(), soon)
     assert isinstance(refused, str) and "not public" in refused
 
 

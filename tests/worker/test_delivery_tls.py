@@ -9,6 +9,7 @@ import http.server
 import ipaddress
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,8 +81,13 @@ def receiver(tmp_path: Path) -> Iterator[tuple[int, Path, list[tuple[str, str, b
         server.server_close()
 
 
+def soon() -> float:
+    """An attempt's deadline: as long from now as the sender gives one."""
+    return time.monotonic() + deliveries.ATTEMPT_SECONDS
+
+
 def approved(url: str) -> Target:
-    found = target(url, allowed_hosts("localhost,127.0.0.1"))
+    found = target(url, allowed_hosts("localhost,127.0.0.1"), soon())
     assert isinstance(found, Target), found
     return found
 
@@ -92,11 +98,11 @@ def test_an_https_delivery_verifies_the_receivers_certificate(
     port, cert, got = receiver
     where = approved(f"https://localhost:{port}/turns?player=ann")
     with pytest.raises(ssl.SSLCertVerificationError):  # not signed by a CA of the bundle
-        deliveries.post(where, b"{}", {"content-type": "application/json"})
+        deliveries.post(where, b"{}", {"content-type": "application/json"}, soon())
     assert got == []
     monkeypatch.setattr(deliveries, "TLS", ssl.create_default_context(cafile=str(cert)))
-    assert deliveries.post(where, b'{"n": 1}', {"content-type": "application/json"}) == 204
-    assert deliveries.post(approved(f"https://127.0.0.1:{port}/x"), b"{}", {}) == 204
+    assert deliveries.post(where, b'{"n": 1}', {"content-type": "application/json"}, soon()) == 204
+    assert deliveries.post(approved(f"https://127.0.0.1:{port}/x"), b"{}", {}, soon()) == 204
     assert got == [
         ("/turns?player=ann", f"localhost:{port}", b'{"n": 1}'),
         ("/x", f"127.0.0.1:{port}", b"{}"),
@@ -113,5 +119,5 @@ def test_a_path_outside_ascii_is_sent_percent_encoded(
     port, cert, got = receiver
     monkeypatch.setattr(deliveries, "TLS", ssl.create_default_context(cafile=str(cert)))
     where = approved(f"https://localhost:{port}/équipe/a b?who=zoë&x=%2F")
-    assert deliveries.post(where, b"{}", {}) == 204
+    assert deliveries.post(where, b"{}", {}, soon()) == 204
     assert got[0][0] == "/%C3%A9quipe/a%20b?who=zo%C3%AB&x=%2F"
