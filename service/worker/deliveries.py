@@ -19,9 +19,11 @@ import socket
 import ssl
 import threading
 import time
+from collections import Counter
 from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import redis
 from requests.utils import DEFAULT_CA_BUNDLE_PATH
@@ -40,6 +42,13 @@ SEND_TIMEOUT_SECONDS = 5.0
 ATTEMPT_SECONDS = 10.0
 #: Deliveries in flight at once per worker process.
 THREADS = 8
+#: Deliveries in flight at once to one host (the URL's host name, as the URL policy judges it):
+#: receivers on one host that answer slowly, or whose name server does, hold no more of the
+#: THREADS, and every other host's deliveries go on.
+DELIVERIES_PER_HOST = 2
+#: A delivery whose host has DELIVERIES_PER_HOST in flight is due again this much later. It was
+#: not attempted: its attempts, backoff and hour to give up in are left as they were.
+BUSY_HOST_WAIT_MS = 1_000
 #: How often the queue is looked at when nothing was due.
 POLL_SECONDS = 0.25
 #: Pause after Redis failed, before trying again.
@@ -60,6 +69,8 @@ class Sender:
         self.hooks, self.allow = hooks, allow
         self.retry_ms, self.give_up_ms = retry_ms, give_up_ms
         self.free = threading.BoundedSemaphore(THREADS)
+        self.in_flight: Counter[str] = Counter()  # per host
+        self.in_flight_lock = threading.Lock()
 
     def run(self, stop: threading.Event) -> None:
         """Send due deliveries until ``stop`` is set; errors pause, never end it (nothing
@@ -109,6 +120,30 @@ class Sender:
         if hook is None:  # removed meanwhile
             self.hooks.done(delivery)
             return
+        host = host_of(hook.url)
+        if not self._take_host(host):
+            self.hooks.retry(delivery, now_ms() + BUSY_HOST_WAIT_MS)
+            return
+        try:
+            self.attempt(hook, delivery)
+        finally:
+            self._give_host(host)
+
+    def _take_host(self, host: str) -> bool:
+        with self.in_flight_lock:
+            if self.in_flight[host] >= DELIVERIES_PER_HOST:
+                return False
+            self.in_flight[host] += 1
+            return True
+
+    def _give_host(self, host: str) -> None:
+        with self.in_flight_lock:
+            self.in_flight[host] -= 1
+            if not self.in_flight[host]:
+                del self.in_flight[host]
+
+    def attempt(self, hook: Hook, delivery: Delivery) -> None:
+        """Send once; then done, dropped (refused URL, or an hour of failures), or due later."""
         deadline = time.monotonic() + ATTEMPT_SECONDS
         try:
             where: Target | str | None = target(hook.url, self.allow, deadline)
@@ -193,6 +228,15 @@ class _Connection(http.client.HTTPConnection):
         if sock is not None:
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+
+def host_of(url: str) -> str:
+    """The host a delivery to ``url`` counts against (any URL: one the policy refuses is
+    refused by its attempt)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def post(where: Target, body: bytes, headers: dict[str, str], deadline: float) -> int:

@@ -1,5 +1,7 @@
 """Limits of webhook deliveries that a receiver's side cannot stretch: the lookup of its name
-counts within an attempt's time. Sent by the worker's own Sender on a real Redis."""
+counts within an attempt's time, and one host's slow receivers hold at most
+DELIVERIES_PER_HOST of the sending threads. Sent by the worker's own Sender on a real Redis, to
+receivers the tests start."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -18,6 +22,7 @@ from service.store import keys
 from service.store.hooks import Delivery, HookEvent, Webhooks
 from service.worker import deliveries
 from service.worker.deliveries import Sender, now_ms
+from tests.players.receiver import receiver
 from tests.redis_clients import flushed_client
 
 RETRY_MS, GIVE_UP_MS = 60_000, 3_600_000
@@ -79,3 +84,69 @@ def test_a_slow_name_lookup_ends_within_the_attempts_time(
     assert took < 1.5, f"the attempt took {took:.1f} s, its lookup outside its 1 s"
     again = stored(hooks.client, delivery)  # a failed attempt: tried again later, not dropped
     assert again is not None and again.attempt == 1
+
+
+@dataclass
+class Holding:
+    """A receiver that reads each request and never answers, until the test ends: how many
+    connections it held at once, at most."""
+
+    url: str
+    now: int = 0
+    most: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@contextmanager
+def holding(address: str) -> Iterator[Holding]:
+    listener = socket.create_server((address, 0))
+    seen = Holding(f"http://{address}:{listener.getsockname()[1]}")
+    done = threading.Event()
+
+    def hold(conn: socket.socket) -> None:
+        with seen.lock:
+            seen.now += 1
+            seen.most = max(seen.most, seen.now)
+        with conn:
+            conn.recv(65536)
+            done.wait(30)
+        with seen.lock:
+            seen.now -= 1
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            threading.Thread(target=hold, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        listener.close()
+
+
+def test_one_hosts_slow_receivers_leave_the_other_hosts_their_threads(hooks: Webhooks) -> None:
+    """Deliveries to one host that never answers, more than the sender has threads, queued
+    first, then one to another host. Without a cap per host, every thread waits on the slow
+    host for ATTEMPT_SECONDS (10 s) and the other delivery with them."""
+    with holding("127.0.0.2") as slow, receiver() as fast:
+        first = now_ms() - 1_000
+        for n in range(deliveries.THREADS + 2):
+            queued(hooks, f"{slow.url}/turns", n, first)
+        queued(hooks, f"{fast.url}/turns", 99, now_ms())
+        sender = Sender(hooks, allowed_hosts("127.0.0.1,127.0.0.2"), RETRY_MS, GIVE_UP_MS)
+        stop = threading.Event()
+        threading.Thread(target=sender.run, args=(stop,), daemon=True).start()
+        try:
+            got = fast.next(timeout=5)
+        finally:
+            stop.set()
+        assert got.path == "/turns"
+        with slow.lock:
+            assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
+    for _ in range(deliveries.THREADS):  # the slow host's attempts ended with its connections
+        assert sender.free.acquire(timeout=15)
