@@ -179,9 +179,12 @@ def require_json_body() -> None:
 
 def finish_response(response: Response) -> Response:
     """The headers an answer takes from the request it answers: cache policy, rate limits,
-    Vary, CORS.
+    Vary, CORS; and ``nosniff`` on every answer, problems included.
     One hook that reads the WSGI environ once: each hook and each proxied look-up is paid on
     every request."""
+    # A JSON answer echoes names players chose: a browser must never sniff it as HTML or a
+    # script, whatever its Content-Type.
+    response.headers["X-Content-Type-Options"] = "nosniff"
     environ = request.environ
     apply_policy(response, environ)
     write_rate_limit_headers(response)

@@ -4,7 +4,8 @@ A request gunicorn cannot parse (a control byte in a header value, a broken chun
 proxy line) never reaches the app: gunicorn answers it itself with an HTML page, written by
 ``gunicorn.util.write_error``, which its workers call by that name. :func:`install` replaces
 that one function with :func:`write_problem`, which writes the same status line and
-``Connection: close`` with a problem body whose ``code`` a client can branch on.
+``Connection: close`` with a problem body whose ``code`` a client can branch on (and
+``nosniff``, as every answer of the service).
 ``tests/frameworks/test_gunicorn_errors.py`` holds the answer to gunicorn's own but for the
 body, and a real gunicorn to it.
 """
@@ -45,6 +46,7 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
         "Content-Type: application/problem+json\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     gunicorn.util.write_nonblock(sock, head.encode("latin-1") + body)

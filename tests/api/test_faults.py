@@ -18,6 +18,7 @@ def test_corrupt_state_is_a_500_problem(client: FlaskClient, redis_client: redis
     assert r.headers["Content-Type"] == "application/problem+json"
     body = r.json
     assert body["code"] == "corrupt_state"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert "garbage" not in body["detail"]
 
 
@@ -30,6 +31,7 @@ def test_unexpected_exception_is_a_500_problem(app: Flask) -> None:
     assert r.status_code == 500
     assert r.headers["Content-Type"] == "application/problem+json"
     assert r.json["code"] == "internal_error"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert "secret" not in r.get_data(as_text=True)
 
 
@@ -43,4 +45,5 @@ def test_redis_down_is_a_problem(app: Flask, redis_client: redis.Redis) -> None:
     assert r.status_code == 503
     assert r.headers["Content-Type"] == "application/problem+json"
     assert r.json["code"] == "storage_unavailable"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert r.headers["Retry-After"] == "1"

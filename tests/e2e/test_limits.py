@@ -61,6 +61,7 @@ def assert_problem(r: requests.Response, status: int, code: str) -> dict[str, An
     body: dict[str, Any] = r.json()
     assert (body["status"], body["code"]) == (status, code)
     assert body["type"] == f"urn:mexican-train:problem:{code}"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
     return body
 
 
@@ -236,6 +237,7 @@ def test_oversized_or_broken_requests_get_problem_bodies_from_nginx(
     problem = requests.models.complexjson.loads(body)
     assert (problem["status"], problem["code"]) == (status, code), what
     assert headers.get("X-Request-ID"), what
+    assert headers.get("X-Content-Type-Options") == "nosniff", what
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,7 @@ def test_a_refusal_is_gunicorns_answer_with_a_problem_body(
     assert ours[0] == theirs[0] and b"Connection: close" in ours
     headers = dict(line.split(b": ", 1) for line in ours[1:])
     assert headers[b"Content-Type"] == b"application/problem+json"
+    assert headers[b"X-Content-Type-Options"] == b"nosniff"
     assert int(headers[b"Content-Length"]) == len(body)
     problem = json.loads(body)
     assert (problem["status"], problem["title"]) == (status, reason)
