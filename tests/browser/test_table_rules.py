@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import APIResponse, Page, Route, expect
 
 from tests.browser.harness import PageLog, Pages
@@ -108,6 +109,52 @@ def test_draw_then_pass_is_explained_and_the_drawn_tile_marked(
     expect(page.locator("#hint")).to_have_text(words("hint.mark_after_draw"))
     page.locator("#action-mark").click()
     expect(page.locator('.train[data-train="0"] .marked-flag')).to_be_visible()
+
+
+HEARD = """() => { window.heard = [];
+  const region = document.getElementById('announce');
+  new MutationObserver(() => window.heard.push(region.textContent))
+    .observe(region, {childList: true, characterData: true, subtree: true}); }"""
+LANGUAGES = ("en", "sw", "tr", "ha", "ceb", "fi")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_ones_own_moves_are_told_in_the_second_person(
+    table_server: str, page: Page, language: str, screenshot: Callable[..., Path]
+) -> None:
+    """The live region and the log tell a player's own move as theirs ("You played 2-3 on your
+    train"), in each language; the other player's move, and that player's train, by name."""
+    hands = [[[2, 3], [1, 4]], [[4, 5], [0, 0]]]
+    trains = {"0": [[6, 2]], "1": [[6, 4]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, []))
+    hold_seat(page, game, 0, language=language)
+    wait_shown(page, game.version())
+    page.evaluate(HEARD)
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    own = words("log.you_played", language, tile="2-3", train=words("log.your_train", language))
+    expect(page.locator(".log-lines")).to_contain_text(own)
+    game.api(
+        "POST", "/moves", game.tokens[1], json={"action": "play", "tile": [4, 5], "train": "1"}
+    )
+    other = words(
+        "log.played", language, name="bo", tile="4-5", train=words("train.of", language, name="bo")
+    )
+    expect(page.locator(".log-lines")).to_contain_text(other)
+    heard = page.evaluate("window.heard")
+    assert any(line.startswith(own) for line in heard), heard
+    assert any(line.startswith(other) for line in heard), heard
+    assert not any("ann" in line for line in heard), heard
+    log_shots(page, screenshot, language)
+
+
+def log_shots(page: Page, screenshot: Callable[..., Path], label: str) -> None:
+    """The move log photographed on a desktop and on a phone (375x667), scrolled to it."""
+    screenshot(page, f"{label}-1280")
+    page.set_viewport_size({"width": 375, "height": 667})
+    page.evaluate("document.querySelector('.log').scrollIntoView({block: 'end'})")
+    screenshot(page, f"{label}-375")
+    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def sit_at_an_open_own_train(

@@ -78,25 +78,48 @@ export function applyEntry(view, entry, mySeat) {
   return true;
 }
 
-export function trainLabel(view, id) {
+// `mySeat`: a line told to that seat's player names their own train as theirs (log.your_train).
+export function trainLabel(view, id, mySeat = null) {
   if (id === "mexican") return t("train.mexican");
+  if (mySeat !== null && Number(id) === mySeat) return t("log.your_train");
   const owner = playerOf(view, Number(id));
   return t("train.of", { name: owner.name || t("seat.number", { n: Number(id) + 1 }) });
 }
 
 const tileText = (tile) => `${tile[0]}-${tile[1]}`;
 
-function eventText(view, event) {
+// What a seat's own player did is told to them in the second person (log.you_*): their name
+// in the third person reads as someone else's move.
+function ownText(view, event, mySeat) {
+  switch (event.type) {
+    case "tile_played":
+      return t("log.you_played", { tile: tileText(event.tile), train: trainLabel(view, event.train, mySeat) });
+    case "tile_drawn":
+      return event.tile ? t("log.you_drew_tile", { tile: tileText(event.tile) }) : t("log.you_drew");
+    case "marker_placed":
+      return t("log.you_passed");
+    case "double_opened":
+      return t("log.you_double_opened", { train: trainLabel(view, event.train, mySeat) });
+    case "seat_joined":
+      return t("log.you_joined", { seat: event.seat + 1 });
+    default:
+      return null;
+  }
+}
+
+function eventText(view, event, mySeat) {
+  const own = mySeat !== null && event.seat === mySeat ? ownText(view, event, mySeat) : null;
+  if (own) return own;
   const who = playerOf(view, event.seat).name || t("seat.number", { n: event.seat + 1 });
   switch (event.type) {
     case "tile_played":
-      return t("log.played", { name: who, tile: tileText(event.tile), train: trainLabel(view, event.train) });
+      return t("log.played", { name: who, tile: tileText(event.tile), train: trainLabel(view, event.train, mySeat) });
     case "tile_drawn":
       return event.tile ? t("log.drew_tile", { name: who, tile: tileText(event.tile) }) : t("log.drew", { name: who });
     case "marker_placed":
       return t("log.passed", { name: who });
     case "double_opened":
-      return t("log.double_opened", { name: who, train: trainLabel(view, event.train) });
+      return t("log.double_opened", { name: who, train: trainLabel(view, event.train, mySeat) });
     case "round_over":
       return event.reason === "blocked" ? t("log.round_blocked", { round: event.round }) : t("log.round_over", { round: event.round });
     case "game_over":
@@ -118,15 +141,18 @@ function suffix(by) {
   return "";
 }
 
-// One line per entry for the table's log, e.g. "cpu played 5-3 on the Mexican train (bot)".
-export function describe(view, entry) {
+// One line per entry for the table's log, e.g. "cpu played 5-3 on the Mexican train (bot)";
+// `mySeat` (null for a spectator) hears its own moves in the second person.
+export function describe(view, entry, mySeat = null) {
   const action = (entry.action && entry.action.action) || "";
   if (action === "create") return t("log.created");
   const events = entry.events || [];
   // A deal's draws for the starter are not moves: the deal's own line tells the round.
   const dealt = events.some((event) => event.type === "round_started");
-  const texts = events.filter((event) => !dealt || event.type !== "tile_drawn").map((event) => eventText(view, event)).filter(Boolean);
-  if (action === "end_turn" && !texts.length) texts.push(t("log.ended_turn", { name: playerOf(view, entry.seat).name }));
+  const texts = events.filter((event) => !dealt || event.type !== "tile_drawn").map((event) => eventText(view, event, mySeat)).filter(Boolean);
+  if (action === "end_turn" && !texts.length) {
+    texts.push(mySeat !== null && entry.seat === mySeat ? t("log.you_ended_turn") : t("log.ended_turn", { name: playerOf(view, entry.seat).name }));
+  }
   return texts.length ? texts.join("; ") + suffix(entry.by) : null;
 }
 

@@ -486,7 +486,7 @@ class Table {
   }
 
   note(entry, { quiet = false } = {}) {
-    const line = describe(this.view, entry);
+    const line = describe(this.view, entry, this.seat);
     if (!line || this.log.some((l) => l.version === entry.version)) return;
     this.log = [...this.log, { version: entry.version, text: line }].sort((a, b) => a.version - b.version).slice(-LOG_LINES);
     if (!quiet) announce(line);
