@@ -116,6 +116,7 @@ HEARD = """() => { window.heard = [];
   new MutationObserver(() => window.heard.push(region.textContent))
     .observe(region, {childList: true, characterData: true, subtree: true}); }"""
 LANGUAGES = ("en", "sw", "tr", "ha", "ceb", "fi")
+THREE_ROUNDS = {"preset": "standard", "options": {"set": 6, "rounds": 3}}
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -155,6 +156,62 @@ def log_shots(page: Page, screenshot: Callable[..., Path], label: str) -> None:
     page.evaluate("document.querySelector('.log').scrollIntoView({block: 'end'})")
     screenshot(page, f"{label}-375")
     page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def blocked_round() -> dict[str, Any]:
+    """Every tile of the double-6 set placed, none left to draw, ann to play: the trains end
+    5, 6 and 5 and both hands hold only 0s, 1s and 2s, so ann's pass blocks the round."""
+    trains = {
+        "0": [[6, 0], [0, 3], [3, 1], [1, 4], [4, 2], [2, 5]],
+        "1": [[6, 1], [1, 5], [5, 0], [0, 4], [4, 3], [3, 2], [2, 6]],
+        "mexican": [[6, 3], [3, 3], [3, 5], [5, 5], [5, 4], [4, 4], [4, 6], [6, 5]],
+    }
+    hands = [[[0, 0], [0, 1], [1, 1]], [[0, 2], [1, 2], [2, 2]]]
+    return {**position(hands, trains, []), "boneyard": []}
+
+
+def test_a_rounds_end_says_who_went_out_or_that_it_was_blocked(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    """The live region and the log say how a round ended, not only that it did: who went out
+    (the player as "you"), or that the round was blocked."""
+    game = create_from_position(table_server, last_round(9, 4) | {"rules": THREE_ROUNDS})
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.evaluate(HEARD)
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    you_out = words("log.round_you_out", round=2)
+    expect(page.locator(".log-lines")).to_contain_text(you_out)
+    assert any(line.endswith(you_out) for line in page.evaluate("window.heard"))
+    log_shots(page, screenshot, "you-out")
+
+    hands = [[[2, 3], [1, 4]], [[4, 5]]]
+    trains = {"0": [[6, 2]], "1": [[6, 4]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, []))
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.evaluate(HEARD)
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(page, game.version())
+    game.api(
+        "POST", "/moves", game.tokens[1], json={"action": "play", "tile": [4, 5], "train": "1"}
+    )
+    bo_out = words("log.round_out", round=1, name="bo")
+    expect(page.locator(".log-lines")).to_contain_text(bo_out)
+    assert any(line.endswith(bo_out) for line in page.evaluate("window.heard"))
+    log_shots(page, screenshot, "bo-out")
+
+    game = create_from_position(table_server, blocked_round())
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.evaluate(HEARD)
+    page.locator("#action-mark").click()
+    blocked = words("log.round_blocked", round=1)
+    expect(page.locator(".log-lines")).to_contain_text(blocked)
+    assert any(line.endswith(blocked) for line in page.evaluate("window.heard"))
+    log_shots(page, screenshot, "blocked")
 
 
 def sit_at_an_open_own_train(

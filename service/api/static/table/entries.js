@@ -107,6 +107,19 @@ function ownText(view, event, mySeat) {
   }
 }
 
+// A round's end says who went out (the table's own player as "you"), or that it was blocked:
+// "the round is over" alone leaves a screen reader's user to find the summary to know.
+function roundOverText(view, event, mySeat) {
+  const out = event.reason === "blocked" ? [] : event.out || [];
+  if (!out.length) return t("log.round_blocked", { round: event.round });
+  if (out.length === 1 && out[0] === mySeat) return t("log.round_you_out", { round: event.round });
+  const names = out.map((seat) => {
+    const name = playerOf(view, seat).name || t("seat.number", { n: seat + 1 });
+    return seat === mySeat ? `${name} ${t("summary.you")}` : name;
+  });
+  return t("log.round_out", { round: event.round, name: names.join(", ") });
+}
+
 function eventText(view, event, mySeat) {
   const own = mySeat !== null && event.seat === mySeat ? ownText(view, event, mySeat) : null;
   if (own) return own;
@@ -121,7 +134,7 @@ function eventText(view, event, mySeat) {
     case "double_opened":
       return t("log.double_opened", { name: who, train: trainLabel(view, event.train, mySeat) });
     case "round_over":
-      return event.reason === "blocked" ? t("log.round_blocked", { round: event.round }) : t("log.round_over", { round: event.round });
+      return roundOverText(view, event, mySeat);
     case "game_over":
       return t("log.game_over");
     case "seat_joined":
