@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from service.api.table_page import TABLE_DIR
@@ -612,6 +613,64 @@ def test_on_a_phone_the_turn_clock_stays_in_view_over_the_hand(
     tile = page.locator(".htile.selected").bounding_box()
     assert tile is not None and tile["y"] >= bar["y"] + bar["height"], (bar, tile)
     screenshot(page, "clock-over-the-hand-390")
+
+
+PHONE = {"width": 375, "height": 667}
+# The hand's box within the window, below the clock bar that stays at its top.
+HAND_IN_VIEW = """() => {
+  const hand = document.querySelector('.hand').getBoundingClientRect();
+  const bar = document.querySelector('.clock-bar');
+  const top = bar ? bar.getBoundingClientRect().bottom : 0;
+  return hand.top >= top && hand.bottom <= innerHeight;
+}"""
+HAND_BOX = "() => JSON.stringify(document.querySelector('.hand').getBoundingClientRect())"
+
+
+def hand_comes_into_view(page: Page) -> None:
+    try:
+        page.wait_for_function(HAND_IN_VIEW, timeout=5000)
+    except PlaywrightError as error:
+        raise AssertionError(f"hand out of view: {page.evaluate(HAND_BOX)}") from error
+    page.wait_for_timeout(1000)  # a smooth scroll's end, and the renders after it
+    assert page.evaluate(HAND_IN_VIEW), page.evaluate(HAND_BOX)
+
+
+def test_on_a_phone_the_turn_brings_the_hand_into_view(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """On a 375x667 phone the rack is under the players and every train, below the window's
+    edge: when the turn comes (the table opened on it, or another player's move handing it
+    over), the hand is scrolled into view, and the focus is left where it was."""
+    game = create_game(
+        table_server, {"players": ["ann", "bo", "cy", "di"], "seed": 4, "turn_seconds": 120}
+    )
+    game.api("POST", "/deal", game.host_token)
+    turn = game.api("GET")["turn"]
+    page = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
+    hold(page, game, turn, "en")
+    hand_comes_into_view(page)
+    assert page.evaluate("scrollY") > 0  # it was below the fold: the page scrolled
+    assert page.evaluate("document.activeElement === document.body")
+    screenshot(page, "turn-opened-375")
+
+    # The next seat, watching from the top of the page while the turn is not theirs.
+    after = (turn + 1) % 4
+    other = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
+    hold(other, game, after, "en")
+    assert other.evaluate("scrollY") == 0
+    assert not other.evaluate(HAND_IN_VIEW), other.evaluate(HAND_BOX)
+    screenshot(other, "turn-not-yet-375")
+    moves = game.api("GET", "/legal-moves", game.tokens[turn])["moves"]
+    play = next(m for m in moves if m["action"] == "play")
+    game.api("POST", "/moves", game.tokens[turn], json=play)
+    game.api("POST", "/moves", game.tokens[turn], json={"action": "end_turn"})
+    expect(other.locator(".turn-banner.mine")).to_be_visible()
+    hand_comes_into_view(other)
+    assert other.evaluate("document.activeElement === document.body")
+    screenshot(other, "turn-came-375")
+    other.set_viewport_size(SIZES["1280"])
+    hand_comes_into_view(other)
+    screenshot(other, "turn-came-1280")
 
 
 # A hand bigger than any deal (18 tiles: drawn for turns on end), for a phone's rows of tiles.

@@ -106,6 +106,7 @@ class Table {
     this.live = null;
     this.stopped = false;
     this.wasMyTurn = false;
+    this.handDue = false; // the turn came and its hand is still to be brought into view (showHand)
     // The move sent and not yet answered: {move, key, waiting, until}. `waiting` once an answer
     // said nothing about it (no connection, a 5xx, a 429): it is sent again with the same key.
     // `until`: when (Date.now()) that happens, if the answer's Retry-After made the wait longer
@@ -708,7 +709,36 @@ class Table {
     this.placeFocus({ focused, inHand, handIndex, myTurn });
     this.showResults();
     if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
+    // Until the turn's legal moves come the rack may still grow (its hint, the tiles marked).
+    this.handDue = myTurn && (this.handDue || !this.wasMyTurn) && !(this.showHand() && this.settled);
     this.wasMyTurn = myTurn;
+  }
+
+  // Where the trains push the rack below the window's edge (a phone: it is under every train),
+  // the turn's coming scrolls the hand and its buttons into view: else a player sees nothing of
+  // their tiles without scrolling. The focus is not moved, and a keyboard's focus elsewhere on
+  // the page is not scrolled away from: the hand comes once the focus is back in the rack or let
+  // go. Returns whether that is done (false: try again at the next render).
+  showHand() {
+    const rack = this.app.querySelector(".rack");
+    const hand = rack && rack.querySelector(".hand");
+    if (!hand) return true;
+    const active = document.activeElement;
+    const busy = active && active !== document.body && !rack.contains(active);
+    if (this.keyboard && busy) return false;
+    const box = hand.getBoundingClientRect();
+    const top = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0;
+    if (box.top >= top && box.bottom <= window.innerHeight) return true;
+    const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    const behavior = smooth ? "smooth" : "auto";
+    // The whole rack when it fits under the clock bar (html's scroll-padding-top); else the hand
+    // and the buttons below it (draw, pass), the hint above cut; else the hand from its top.
+    const room = window.innerHeight - top;
+    const actions = rack.querySelector(".actions") || hand;
+    if (rack.getBoundingClientRect().height <= room) rack.scrollIntoView({ block: "end", behavior });
+    else if (actions.getBoundingClientRect().bottom - box.top <= room) actions.scrollIntoView({ block: "end", behavior });
+    else hand.scrollIntoView({ block: "start", behavior });
+    return true;
   }
 
   // Who won is what everyone waits for: said as the final table comes (the live region had
