@@ -18,7 +18,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from service.api.table_page import TABLE_DIR
-from tests.browser.harness import Pages
+from tests.browser.harness import SCREENSHOTS, Pages
 from tests.browser.table import (
     SETTINGS_KEY,
     STORAGE_KEY,
@@ -671,6 +671,65 @@ def test_on_a_phone_the_turn_brings_the_hand_into_view(
     other.set_viewport_size(SIZES["1280"])
     hand_comes_into_view(other)
     screenshot(other, "turn-came-1280")
+
+
+def marked_trains() -> dict[str, Any]:
+    """A double-6 round of ann and bo, ann to play, both trains marked open to all."""
+    trains = {"0": [[6, 2], [2, 2]], "1": [[6, 4]], "mexican": [[6, 5]]}
+    hands = [[[2, 3], [1, 4]], [[4, 5], [0, 0]]]
+    placed = [t for h in hands for t in h] + [t for tr in trains.values() for t in tr]
+    return {
+        "format": "mexican-train-position/1",
+        "players": ["ann", "bo"],
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3}},
+        "round": 1,
+        "engine": 6,
+        "turn": 0,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": double_six_rest(*placed),
+        "trains": trains,
+        "marked": [True, True],
+        "open_doubles": ["0"],
+        "scores": [[], []],
+    }
+
+
+# Each marked train's flag, its height against its font's size: one line is under 1.5 of it.
+MARKED_FLAGS = """() => [...document.querySelectorAll('.train-flags .marked-flag')].map(e => ({
+  text: e.textContent, height: e.getBoundingClientRect().height,
+  font: parseFloat(getComputedStyle(e).fontSize)}))"""
+
+
+def test_a_marked_trains_flag_keeps_to_one_line_on_a_phone(
+    table_server: str, new_page: Pages
+) -> None:
+    """At 375 px the marked train's "open to all" broke after "open to", which then read as
+    two flags: in every language it is one line, at 375 px and on a desktop."""
+    game = create_from_position(table_server, marked_trains())
+    page = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
+    for language in ALL_LANGUAGES:
+        hold(page, game, 0, language)
+        for size, viewport in (("375", PHONE), ("1280", SIZES["1280"])):
+            page.set_viewport_size(viewport)
+            flags = page.evaluate(MARKED_FLAGS)
+            assert len(flags) == 2, flags
+            assert flags[0]["text"].strip() == words("train.marked_short", language)
+            wrapped = [f for f in flags if f["height"] >= 1.5 * f["font"]]
+            assert not wrapped, (language, size, wrapped)
+            assert page.evaluate(CUT_TRAIN_LABELS) == [], (language, size)
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            shot = (
+                SCREENSHOTS / f"test_a_marked_trains_flag_keeps_to_one_line-{language}-{size}.png"
+            )
+            # Clipped from the page: the table is redrawn under an element's own screenshot.
+            page.evaluate("document.querySelector('.felt').scrollIntoView()")
+            felt = page.evaluate(
+                "JSON.parse(JSON.stringify(document.querySelector('.felt').getBoundingClientRect()))"
+            )
+            clip = {k: felt[k] for k in ("x", "y", "width", "height")}
+            page.screenshot(path=str(shot), clip=clip)
+        page.set_viewport_size(PHONE)
 
 
 # A hand bigger than any deal (18 tiles: drawn for turns on end), for a phone's rows of tiles.
