@@ -815,6 +815,48 @@ def test_a_stream_gone_silent_without_closing_is_opened_again_with_a_new_ticket(
         screenshot(page, "opened-again")
 
 
+# How long the test counts the streams that end at once, and the most the page may open in that
+# time: its backoff (live.js, RETRY_MS) opens them 1, 3 and 7 s after the first drop, where one
+# reopened every second would be 9 or 10.
+EMPTY_STREAMS_S = 10
+EMPTY_STREAMS_MOST = 4
+
+
+def test_streams_answered_200_and_closed_at_once_are_reopened_at_the_backoffs_pace(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A stream that ends as soon as it is answered 200 (a proxy cutting long answers) has not
+    worked: the page does not start its backoff over on that answer, so it opens such streams
+    1, 2, 4 s... apart, not every second. A stream that brings an entry has worked: dropped after
+    that, it is reopened after the first step, 1 s."""
+    with BlackHole(table_server) as hole:
+        page = new_page(viewport={"width": 1280, "height": 800})
+        new_page.log(page).allow(r"ERR_INCOMPLETE_CHUNKED_ENCODING")  # the streams cut here
+        game = create_game(hole.url, {"players": ["ann", "bo"], "seed": 1})
+        game.api("POST", "/deal", game.host_token)  # seed 1: bo (seat 1) starts
+        hold_seat(page, game, 0)
+        notice = page.locator("#connection")
+        expect(notice).to_have_text(words("connection.live"))
+        assert hole.end_streams() == 1
+        page.wait_for_timeout(EMPTY_STREAMS_S * 1000)
+        ended = hole.ended_streams
+        assert 2 <= ended <= EMPTY_STREAMS_MOST, ended
+        expect(notice).to_have_text(words("connection.down"))
+        screenshot(page, "ended-at-once")
+        # Streams work again: the next step of the backoff (8 s after the last) opens one.
+        hole.end_streams(from_now=False)
+        expect(notice).to_have_text(words("connection.live"), timeout=20_000)
+        assert hole.ended_streams == ended
+        version = game.version()
+        move = game.api("GET", "/legal-moves", game.tokens[1])["moves"][0]
+        game.api("POST", "/moves", game.tokens[1], json=move)
+        wait_shown(page, version + 1)  # an entry came through the stream
+        # Dropped now, the stream is opened again after the backoff's first step.
+        assert hole.end_streams(from_now=False) == 1
+        expect(notice).to_have_text(words("connection.down"))
+        expect(notice).to_have_text(words("connection.live"), timeout=4_000)
+
+
 # A made-up Retry-After on a poll, longer than the page's own 2 s between resends, so that the
 # wait of a move made meanwhile is said in seconds.
 MOVE_PAUSE_S = 8

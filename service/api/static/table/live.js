@@ -7,6 +7,10 @@
 import { ApiError, eventsUrl, game, pausedFor, retryAfterMs, retryWait } from "./api.js";
 
 const RETRY_MS = [1000, 2000, 4000, 8000, 15000];
+// A stream held this long has worked (its first keep-alive, after the server's 10 s of quiet,
+// says so): the backoff starts over. An answer alone does not say so: a proxy or a server that
+// answers 200 and ends the stream at once would have it reopened every second.
+const STEADY_MS = 5000;
 // Over twice the longest quiet the server allows a stream (a keep-alive at least every 15 s).
 const SILENT_MS = 35000;
 
@@ -132,11 +136,10 @@ export class Live {
       this.dropped(control, retryAfter === null ? null : { retryAfter });
       return;
     }
-    this.failures = 0;
     this.streaming = true;
     this.onState("live");
     try {
-      await this.read(response.body, control);
+      await this.read(response.body, control, Date.now());
     } catch (error) {
       // aborted here, or the connection failed: both end in dropped() below
     }
@@ -146,7 +149,9 @@ export class Live {
   // The stream's messages as they come (the text/event-stream format of the HTML standard):
   // `event:` and `data:` lines, ended by an empty line; lines starting with ":" are comments
   // (the keep-alive); `id:` is the entry's version, which the entry carries too.
-  async read(body, control) {
+  // `since`: when the stream's answer came; its backoff starts over once it has been held
+  // STEADY_MS or brought an entry.
+  async read(body, control, since) {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -157,6 +162,7 @@ export class Live {
       const { value, done } = await reader.read();
       if (done || control !== this.control) return;
       this.watch(control);
+      if (Date.now() - since >= STEADY_MS) this.failures = 0;
       const text = decoder.decode(value, { stream: true });
       // A CRLF cut between two reads: its CR ended the line, its LF is not an empty line (which
       // would end the message after its `event:` line, its data then sent as another type).
@@ -190,6 +196,7 @@ export class Live {
       return; // a message this page cannot read changes nothing
     }
     if (type === "entry") {
+      this.failures = 0; // the stream works: a drop after this is retried from the first step
       this.last = Math.max(this.last, message.version);
       // The server ends the stream after the game's last entry: it is not opened again.
       if ((message.events || []).some((event) => event.type === "game_over")) this.finish();
