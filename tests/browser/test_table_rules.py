@@ -580,5 +580,6 @@ def test_the_keyboards_focus_ring_shows_on_a_panels_buttons(
     page.keyboard.press("Tab")
     rematch = page.locator("#rematch")
     expect(rematch).to_be_focused()
-    assert rematch.evaluate(RING_LUMINANCE) < 0.1
+    # Waited for: on a loaded machine the ring may be drawn a frame after the focus moves.
+    page.wait_for_function(f"() => ({RING_LUMINANCE})(document.getElementById('rematch')) < 0.1")
     screenshot(page, "rematch-focused")
