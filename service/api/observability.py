@@ -16,7 +16,10 @@ import random
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from enum import StrEnum
 from http import HTTPMethod
 from typing import Any
 
@@ -85,6 +88,28 @@ REDIS_MEMORY_MAX = Gauge(
     multiprocess_mode="mostrecent",
 )
 
+
+class StreamKind(StrEnum):
+    """How a reader of ``GET .../events`` waits: the ``kind`` label of :data:`OPEN_STREAMS`."""
+
+    SSE = "sse"
+    NDJSON = "ndjson"
+    LONG_POLL = "long-poll"
+
+
+#: The ``pool`` label: the gunicorn pool serving (gunicorn.conf.py accepts these two only), so a
+#: dashboard tells the streams pool's readers from those an API pool holds (no nginx in front).
+POOL_LABEL = "streams" if os.environ.get("GUNICORN_POOL") == "streams" else "api"
+
+# livesum: the sum over the workers alive, so a worker that died (its streams cut) drops out at
+# once (gunicorn.conf.py's child_exit marks it dead) instead of counting its streams for ever.
+OPEN_STREAMS = Gauge(
+    "open_streams",
+    "Streams and long-polls of GET .../events open now, per kind and gunicorn pool.",
+    ["kind", "pool"],
+    multiprocess_mode="livesum",
+)
+
 access_log = logging.getLogger("service.access")
 service_log = logging.getLogger("service")
 log = logging.getLogger(__name__)
@@ -113,6 +138,22 @@ def _moves(action: str) -> Any:
 def record_cas_conflict() -> None:
     """Count one compare-and-set refused because the stored version had moved on."""
     CAS_CONFLICTS.inc()
+
+
+@contextmanager
+def stream_open(kind: StreamKind) -> Iterator[None]:
+    """Count one open stream (or long-poll) of ``kind`` while the block runs."""
+    gauge = _open_streams(kind)
+    gauge.inc()
+    try:
+        yield
+    finally:
+        gauge.dec()
+
+
+@functools.lru_cache(maxsize=8)
+def _open_streams(kind: StreamKind) -> Any:
+    return OPEN_STREAMS.labels(kind=kind.value, pool=POOL_LABEL)
 
 
 def multiprocess_enabled() -> bool:

@@ -295,9 +295,12 @@ def _stored(g: Loaded, change: Change, version: int, applied: Sequence[Applied])
     record_move()
 
 
-def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, int | None]:
-    """The worker's transaction: the game's server moves until ``spent()``, stored; whether
-    more are left now, else the turn clock's deadline to come back at."""
+def play_server_moves(
+    game_id: str, spent: Callable[[], bool], played: Callable[[int], None] = lambda _: None
+) -> tuple[bool, int | None]:
+    """The worker's transaction: the game's server moves until ``spent()``, stored (``played``
+    is told how many, for the worker's metrics); whether more are left now, else the turn
+    clock's deadline to come back at."""
     for _ in range(SERVER_ATTEMPTS):
         try:
             record = store().load(game_id)
@@ -321,6 +324,7 @@ def play_server_moves(game_id: str, spent: Callable[[], bool]) -> tuple[bool, in
                 return False, None  # nothing more can be stored, or the game expired meanwhile
             if not stored:
                 continue  # a person acted meanwhile: decide again on what is stored
+            played(len(applied))
         more = due == now
         return more, None if more else due
     return True, None

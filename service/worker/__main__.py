@@ -4,7 +4,7 @@
 within :data:`ALIVE_SECONDS` (the heartbeat file's age): the liveness probe of compose and k8s.
 Settings come from the environment, as for the API (``REDIS_URL``, ``REDIS_CLUSTER``, ...), and
 ``WORKER_LEASE_MS`` and ``WORKER_CLAIM_IDLE_MS`` (see :mod:`.loop`), ``WORKER_SWEEP_MS`` and
-``WORKER_SWEEP_GRACE_MS`` (see :mod:`.sweep`).
+``WORKER_SWEEP_GRACE_MS`` (see :mod:`.sweep`), ``WORKER_METRICS_PORT`` (see :mod:`.metrics`).
 
 ``python -m service.worker --backfill`` gives every live game without a due entry the one its
 record says, whether or not a worker did it before, and exits (see :mod:`.backfill`).
@@ -35,6 +35,7 @@ from service.store.work import WorkQueue
 from . import backfill
 from .deliveries import Sender
 from .loop import CLAIM_IDLE_MS, LEASE_MS, Worker
+from .metrics import serve_metrics
 from .play import play_game
 from .sweep import GRACE_MS, SWEEP_MS, sweeper
 
@@ -95,8 +96,16 @@ def main() -> int:
         claim_idle_ms = _ms_setting("WORKER_CLAIM_IDLE_MS", CLAIM_IDLE_MS)
         sweep_ms = _ms_setting("WORKER_SWEEP_MS", SWEEP_MS)
         sweep_grace_ms = _ms_setting("WORKER_SWEEP_GRACE_MS", GRACE_MS)
+        metrics_port = parse_int(
+            "WORKER_METRICS_PORT", os.environ.get("WORKER_METRICS_PORT") or 0, 0, 65535
+        )
     except SettingError as err:  # one line naming the setting, not a traceback
         print(f"Error: {err}", file=sys.stderr)
+        return 2
+    try:
+        serve_metrics(0 if only_backfill else metrics_port)
+    except OSError as err:  # the port taken: one line, as for a bad setting
+        print(f"Error: WORKER_METRICS_PORT {metrics_port}: {err}", file=sys.stderr)
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

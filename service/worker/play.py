@@ -11,6 +11,7 @@ from service.api.store_access import store
 from service.api.transaction import now_ms, play_server_moves
 
 from .loop import Outcome
+from .metrics import TURNS_PLAYED
 
 #: How long a game whose server moves failed (a fault of its own, which no retry mends) waits
 #: before the sweep queues it again, unless a change comes first.
@@ -20,7 +21,7 @@ FAILED_RETRY_MS = 3_600_000
 def play_game(game_id: str, spent: Callable[[], bool]) -> Outcome:
     """Make the game's server moves until ``spent()`` and store them; what is left."""
     try:
-        more, due_ms = play_server_moves(game_id, spent)
+        more, due_ms = play_server_moves(game_id, spent, TURNS_PLAYED.inc)
     except redis.RedisError:
         raise
     except Exception:

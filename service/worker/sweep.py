@@ -15,6 +15,8 @@ from collections.abc import Callable
 from service.store.due import DueSets
 from service.store.work import WorkQueue
 
+from .metrics import DUE_LAG, REQUEUED, SWEEPS
+
 log = logging.getLogger(__name__)
 
 #: How often one of the workers sweeps.
@@ -29,10 +31,16 @@ BATCH = 500
 def sweeper(
     dues: DueSets, queue: WorkQueue, grace_ms: int = GRACE_MS
 ) -> Callable[[int], list[str]]:
-    """A sweep at a time in ms: the games it queued."""
+    """A sweep at a time in ms: the games it queued. Its read takes the games owed a change by
+    the sweep's time, the longest owed first, within the grace or past it (the same ones past
+    it as a read of those alone: ``BATCH`` a set either way); the first gives the lag."""
 
     def sweep(now_ms: int) -> list[str]:
-        queued = queue.queue_missing(dues.overdue(now_ms - grace_ms, BATCH))
+        owed = dues.overdue(now_ms, BATCH)
+        SWEEPS.inc()
+        DUE_LAG.set(max(0, now_ms - min(since for _, since in owed)) / 1000 if owed else 0)
+        queued = queue.queue_missing([g for g in owed if g[1] <= now_ms - grace_ms])
+        REQUEUED.inc(len(queued))
         if queued:
             log.warning("sweep: %d games owed a change were not queued: %s", len(queued), queued)
         return queued

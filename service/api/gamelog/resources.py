@@ -20,6 +20,7 @@ from ..config import settings
 from ..docs import OPTIONAL_TOKEN, SEAT_OR_HOST, doc, problems, responds
 from ..etag import check_if_match
 from ..games.schemas import EmptySchema
+from ..observability import StreamKind, stream_open
 from ..parsing import Blueprint
 from ..presence import StreamPresence
 from ..problems import ApiError
@@ -34,7 +35,7 @@ from .access import (
 )
 from .formats import STREAM_HEADERS, Media, Viewer, stream
 from .histories import FINISHED
-from .hub import hub
+from .hub import Feed, hub
 from .schemas import (
     HISTORY_FORMAT,
     EventsHeadersSchema,
@@ -234,7 +235,7 @@ def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
     with hub().follow(g.record.game_id, g.record.version) as feed:
         # A finished game's next entry can only be its rematch: once that came, none will.
         final = g.state.status == Status.GAME_OVER and bool(g.table.listing.next_game)
-        if wait and not final and feed.known <= after and feed.wait(after, wait):
+        if wait and not final and feed.known <= after and long_poll(feed, after, wait):
             feed.catch_up()
         shown = feed.since(after)
         more = len(shown) > limit
@@ -242,6 +243,17 @@ def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
         version = max(feed.known, len(feed.entries))
     body = {"game_id": g.record.game_id, "version": version, "entries": entries, "more": more}
     return json_response(body)
+
+
+def long_poll(feed: Feed, after: int, wait: float) -> bool:
+    """Wait up to ``wait`` s for an entry after ``after``, counted open meanwhile; whether
+    one came."""
+    with stream_open(StreamKind.LONG_POLL):
+        return feed.wait(after, wait)
+
+
+#: The ``kind`` label of each streamed media type.
+STREAM_KINDS = {Media.SSE: StreamKind.SSE, Media.NDJSON: StreamKind.NDJSON}
 
 
 def streamed(g: Loaded, after: int, media: Media, release: Callable[[], None]) -> Response:
@@ -259,7 +271,10 @@ def streamed(g: Loaded, after: int, media: Media, release: Callable[[], None]) -
     def frames() -> Any:
         try:
             here.beat()
-            with events_hub.follow(game_id, version, presence=True) as feed:
+            with (
+                stream_open(STREAM_KINDS[media]),
+                events_hub.follow(game_id, version, presence=True) as feed,
+            ):
                 beats = here.seat is not None
                 for frame in stream(feed, after, reader, media, lifetime, linger, writer, beats):
                     yield frame
