@@ -23,6 +23,7 @@ from service.frameworks.smorest import HookedApi, prepare_response
 from service.rules.errors import InvalidMove, RulesError
 
 from .codes import BY_STATUS, Problem
+from .log_throttle import throttled
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_BASE = "urn:mexican-train:problem:"
@@ -172,9 +173,10 @@ def is_out_of_memory(err: redis.RedisError) -> bool:
 def handle_redis_error(err: redis.RedisError) -> Response:
     """Storage trouble is the server's, and usually brief: 503 with Retry-After."""
     if is_out_of_memory(err):
-        log.error("redis out of memory: %s", err)
+        throttled(log, logging.ERROR, "redis out of memory: %s", err)
         return handle_api_error(storage_full())
-    log.error("redis error: %s", err)
+    # Each request Redis fails says the same: one line a second, not one per request.
+    throttled(log, logging.ERROR, "redis error: %s", err)
     return problem(
         Problem.STORAGE_UNAVAILABLE,
         "Game storage is unavailable; try again shortly.",

@@ -10,6 +10,7 @@ from flask.views import MethodView
 
 from ..codes import Problem
 from ..docs import problems, responds
+from ..log_throttle import throttled
 from ..parsing import Blueprint
 from ..problems import ApiError
 from ..store_access import store
@@ -39,6 +40,6 @@ class Readyz(MethodView):
             store().ping()
         except (redis.RedisError, OSError) as exc:
             # The detail names Redis's address: for the operator's log, not for any caller.
-            log.warning("not ready: redis does not answer: %s", exc)
+            throttled(log, logging.WARNING, "not ready: redis does not answer: %s", exc)
             raise ApiError(Problem.REDIS_UNAVAILABLE, "Storage is unavailable.") from exc
         return json_response({"status": "ready"})
