@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -110,8 +111,10 @@ class Nginx(Managed):
         streams_ports: Sequence[int] | None = None,
         host: str = "127.0.0.1",
         logs_to_files: bool = True,
+        graceful: bool = False,
     ) -> None:
         self.binary = binary
+        self.graceful = graceful
         self.host = host
         self.port = port
         self.workdir = workdir
@@ -135,7 +138,7 @@ class Nginx(Managed):
         command = [self.binary, "-p", str(self.workdir), "-c", str(self.conf)]
         command += ["-g", _globals(self.workdir)]
         # Its own process group, so a terminal's Ctrl-C reaches only the launcher, which stops
-        # nginx first and Redis last.
+        # nginx after the pools it proxies, and Redis last.
         if not self.logs_to_files:
             return subprocess.Popen(command, process_group=0)
         with self.access_log.open("ab") as out, self.error_log.open("ab") as err:
@@ -161,8 +164,11 @@ class Nginx(Managed):
         return self
 
     def stop(self) -> None:
+        """SIGQUIT when ``graceful`` (nginx finishes the answers it is passing on, for a caller
+        that stopped their upstreams first), else SIGTERM (fast: open connections are cut,
+        for tests that leave streams open)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()  # SIGTERM: fast shutdown
+            self.proc.send_signal(signal.SIGQUIT if self.graceful else signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:

@@ -93,20 +93,25 @@ def serve_stack(env: dict[str, str], nginx_binary: str, var: Path) -> int:
     # and all of them shared one address's open streams (STREAMS_PER_ADDRESS) and limits.
     env = {**env, "TRUSTED_PROXIES": env.get("TRUSTED_PROXIES") or "1"}
     api_port, streams_port = free_port(), free_port()
+    proxy = Nginx(
+        nginx_binary,
+        [api_port],
+        port,
+        var / "nginx",
+        streams_ports=[streams_port],
+        host=host,
+        logs_to_files=False,
+        graceful=True,
+    )
     with ExitStack() as stack:
+        # nginx stops last, after the pools: the streams pool ends its streams cleanly when it
+        # stops, and nginx passes those ends on, then quits gracefully. Stopped first, it cut
+        # every stream it carried.
+        stack.callback(proxy.stop)
         api = stack.enter_context(gunicorn(env, f"127.0.0.1:{api_port}", "api"))
         streams = stack.enter_context(gunicorn(env, f"127.0.0.1:{streams_port}", "streams"))
         background = stack.enter_context(worker(env))
-        proxy = Nginx(
-            nginx_binary,
-            [api_port],
-            port,
-            var / "nginx",
-            streams_ports=[streams_port],
-            host=host,
-            logs_to_files=False,
-        )
-        stack.enter_context(proxy)
+        proxy.start()
         print(f"serving on {proxy.url} (nginx; streams on their own gevent pool)", flush=True)
         assert proxy.proc is not None
         return wait_for_any([api, streams, background, proxy.proc])

@@ -333,3 +333,31 @@ def test_a_closed_terminal_stops_every_part(tmp_path: Path) -> None:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_ctrl_c_ends_a_stream_through_nginx_with_a_complete_body(tmp_path: Path) -> None:
+    """On Ctrl-C the streams pool ends its streams cleanly (they resume elsewhere); nginx must
+    still be there to pass that end on, and then quit gracefully, or the reader sees its stream
+    cut (a chunked body without its last chunk) instead of ended."""
+    proc, port, log_path = run_in_foreground(tmp_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(proc, base, log_path)
+        game = requests.post(base + "/api/v1/games", json={"players": ["a", "b"]}, timeout=5)
+        stream = requests.get(
+            f"{base}/api/v1/games/{game.json()['game_id']}/events",
+            headers={"Accept": "text/event-stream"},
+            stream=True,
+            timeout=30,
+        )
+        assert stream.status_code == 200
+        chunks = stream.iter_content(None)
+        body = next(chunks)  # the stream is open through nginx
+        os.killpg(proc.pid, signal.SIGINT)
+        body += b"".join(chunks)  # raises ChunkedEncodingError when cut
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert b"id: 1\n" in body and body.endswith(b"\n\n"), body
