@@ -58,16 +58,25 @@ class _Refused(Exception):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Bounded retries: ``attempts`` tries in all, back-off ``base * 2**n`` capped, full jitter."""
+    """Bounded retries: back-off ``base * 2**n`` capped at ``cap``, full jitter, until
+    ``attempts`` tries were made or ``give_up_after`` seconds passed since the first,
+    whichever comes first. The default rides out a server restarting for about 15 s
+    (connections refused, then 502/503 from its proxy) in about 20 tries."""
 
-    attempts: int = 5
-    base: float = 0.05
+    attempts: int = 100
+    base: float = 0.1
     cap: float = 2.0
+    give_up_after: float = 15.0
     max_retry_after: float = 30.0
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         # Full jitter spreads retries of many clients so they do not hit the server in lockstep.
         return rng.uniform(0.0, min(self.cap, self.base * (2**attempt)))
+
+    def more(self, attempt: int, started: float) -> bool:
+        """Whether another try may follow try ``attempt`` (from 0) of a call whose first try
+        was at ``started`` (``time.monotonic()``)."""
+        return attempt + 1 < self.attempts and time.monotonic() - started < self.give_up_after
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -180,6 +189,7 @@ class Client:
             headers["Content-Type"] = "application/json"
         url = self.base_url + path
         last: Exception | None = None
+        started, attempt = time.monotonic(), 0
         for attempt in range(self.retry.attempts):
             self._counted()
             try:
@@ -195,24 +205,26 @@ class Client:
             # cannot retry that) is as retryable as a refused connection: the key makes it safe.
             except _DROPPED as exc:
                 last = exc
-                if attempt + 1 < self.retry.attempts:
-                    self._sleep(attempt)
+                if not self.retry.more(attempt, started):
+                    break
+                self._sleep(attempt)
                 continue
             if resp.status_code < 400:
                 return resp
-            last = self._refusal(resp, attempt)
+            last = self._refusal(resp, attempt, started)
         if isinstance(last, ApiError):
             raise last  # 429/5xx that outlasted the retries
-        raise TransportError(f"{method} {url} failed after {self.retry.attempts} attempts: {last}")
+        raise TransportError(f"{method} {url} failed after {attempt + 1} attempts: {last}")
 
-    def _refusal(self, resp: requests.Response, attempt: int) -> ApiError:
+    def _refusal(self, resp: requests.Response, attempt: int, started: float) -> ApiError:
         """The error of a 4xx/5xx answer. Raises it unless another attempt may succeed (429,
-        502-504 and attempts left): then waits as the answer or the policy says, and returns it."""
+        502-504 and the policy allows one more): then waits as the answer or the policy says,
+        and returns it."""
         status = resp.status_code
         err = error_for(status, _problem(resp))
         err.retry_after = _retry_after(resp.headers.get("Retry-After"))
-        if attempt + 1 >= self.retry.attempts:
-            return err
+        if not self.retry.more(attempt, started):
+            raise err
         if status == 429 or (status in _RETRY_STATUSES and err.retry_after is not None):
             if err.retry_after is not None and err.retry_after > self.retry.max_retry_after:
                 raise err  # asking sooner would only be refused again
@@ -460,12 +472,13 @@ class Client:
         as it is applied; ends after the entry that ends the game.
 
         A dropped connection is reopened where it left off (SSE with ``Last-Event-ID``, NDJSON
-        with ``after``), so no entry is missed or repeated; ``retry.attempts`` connections in a
-        row that bring nothing new raise :class:`TransportError`. :class:`LogRewound` (its
+        with ``after``), so no entry is missed or repeated; connections in a row that bring
+        nothing new, past what the retry policy allows (``attempts``, ``give_up_after``), raise
+        :class:`TransportError`. :class:`LogRewound` (its
         ``version`` the game's stored one) when Redis lost entries this reader holds (or
         ``after`` is past the log): they will not come again, and versions past ``version``
         come anew with other entries, so the caller reloads and calls again."""
-        last, failures = after, 0
+        last, failures, failing_since = after, 0, time.monotonic()
         while True:
             progressed, opened = False, time.monotonic()
             try:
@@ -483,20 +496,27 @@ class Client:
             except _Ended:
                 return
             except _Refused as refused:  # 429 or 502-504: wait as told, or give up with it
-                failures += 1
-                self._wait_out(refused.err, failures)
+                failures, failing_since = self._failed(failures, failing_since)
+                self._wait_out(refused.err, failures, failing_since)
                 continue
-            failures = 0 if progressed else failures + 1
-            if failures >= self.retry.attempts:
+            if progressed:
+                failures = 0
+                continue
+            failures, failing_since = self._failed(failures, failing_since)
+            if not self.retry.more(failures - 1, failing_since):
                 raise TransportError(f"the events of {game_id} stopped after version {last}")
-            if failures:
-                self._sleep(failures - 1)
+            self._sleep(failures - 1)
 
-    def _wait_out(self, err: ApiError, failures: int) -> None:
+    @staticmethod
+    def _failed(failures: int, since: float) -> tuple[int, float]:
+        """One more connection in a row that brought nothing, and since when they fail."""
+        return failures + 1, time.monotonic() if failures == 0 else since
+
+    def _wait_out(self, err: ApiError, failures: int, since: float) -> None:
         """Wait as a stream's refusal says before the next connection; raise it when the
         retries are spent or the wait is past ``retry.max_retry_after``."""
         wait = err.retry_after
-        if failures >= self.retry.attempts or (wait or 0) > self.retry.max_retry_after:
+        if not self.retry.more(failures - 1, since) or (wait or 0) > self.retry.max_retry_after:
             raise err
         time.sleep(wait if wait is not None else self.retry.backoff(failures - 1, self._rng))
 
