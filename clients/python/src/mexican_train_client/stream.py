@@ -10,6 +10,7 @@ one ``retry``; one JSON object a line, empty keep-alive lines).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any
@@ -46,7 +47,11 @@ def lines_of(resp: requests.Response) -> Iterator[bytes]:
     if read1 is None:  # urllib3 before 2.3
         yield from resp.iter_lines()
         return
-    pending = b""
+    yield from split_lines(_reads(read1))
+
+
+def _reads(read1: Any) -> Iterator[bytes]:
+    """What arrives on the socket, read by read, until the body ends."""
     while True:
         try:
             data = read1(READ_BYTES, decode_content=True)
@@ -58,9 +63,32 @@ def lines_of(resp: requests.Response) -> Iterator[bytes]:
             raise requests.exceptions.ContentDecodingError(exc) from exc
         if not data:
             return
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        yield from lines
+        yield data
+
+
+#: A line's end in an event stream: CRLF, LF or CR alone (WHATWG, "Server-sent events").
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a body read in ``chunks``, without their ends (CRLF, LF or CR), wherever
+    the reads cut it: a CRLF split between two reads is one end, not a CR's then an empty
+    line's (which would end an SSE message early). Each byte is copied once into its line,
+    whatever the length of a line and the size of the reads: a line's pieces are joined once,
+    at its end, never the pending piece to each read. A last line without its end is left
+    out."""
+    parts: list[bytes] = []
+    after_cr = False
+    for data in chunks:
+        start = 1 if after_cr and data.startswith(b"\n") else 0
+        for end in _EOL.finditer(data, start):
+            parts.append(data[start : end.start()])
+            yield b"".join(parts)
+            parts.clear()
+            start = end.end()
+        if start < len(data):
+            parts.append(data[start:])
+        after_cr = data.endswith(b"\r") if data else after_cr
 
 
 def sse_messages(lines: Iterable[bytes]) -> Iterator[tuple[str, str, str]]:
