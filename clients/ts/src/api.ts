@@ -46,22 +46,34 @@ function backoffMs(attempt: number): number {
   return Math.random() * Math.min(2000, 100 * 2 ** attempt);
 }
 
-function pause(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
+/** A wait of `ms` that the caller's abort ends at once, with its reason. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done, fail) => {
+    const stop = (): void => {
+      clearTimeout(timer);
+      fail(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      done();
+    }, ms);
+    signal.addEventListener("abort", stop, { once: true });
+  });
 }
 
 /** One attempt: the answer, or the error of a connection that failed, dropped or stayed silent
- * past ANSWER_TIMEOUT_MS (the caller's own abort still aborts it). */
+ * past ANSWER_TIMEOUT_MS. The caller's signal is the fetch's for the whole answer, body
+ * included: a signal that stopped at the headers would leave a stream's reader unable to
+ * stop it. The timeout's is cleared once the headers came, so it never cuts a body. */
 async function attempt(request: Request): Promise<Response> {
+  request.signal.throwIfAborted();
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error("no answer in time")), ANSWER_TIMEOUT_MS);
-  const abort = (): void => timeout.abort(request.signal.reason);
-  request.signal.addEventListener("abort", abort);
   try {
-    return await fetch(request.clone(), { signal: timeout.signal });
+    const signal = AbortSignal.any([request.signal, timeout.signal]);
+    return await fetch(request.clone(), { signal });
   } finally {
     clearTimeout(timer);
-    request.signal.removeEventListener("abort", abort);
   }
 }
 
@@ -70,7 +82,7 @@ async function attempt(request: Request): Promise<Response> {
  * away), as the answer's Retry-After says; and after a connection that failed or dropped, or
  * an answer that never came, with a jittered back-off. Only a request that `resendable` allows
  * is sent again after a 503 or a lost answer; a 429 changed nothing, so any is. */
-async function patientFetch(request: Request): Promise<Response> {
+export async function patientFetch(request: Request): Promise<Response> {
   for (let tries = 1; ; tries += 1) {
     let response: Response;
     try {
@@ -78,13 +90,13 @@ async function patientFetch(request: Request): Promise<Response> {
     } catch (error) {
       if (request.signal.aborted || !resendable(request) || tries === ATTEMPTS) throw error;
       waited.resent += 1;
-      await pause(backoffMs(tries));
+      await pause(backoffMs(tries), request.signal);
       continue;
     }
     const refused = response.status === 429 || (response.status === 503 && resendable(request));
     if (!refused || tries === ATTEMPTS) return response;
     waited.count += 1;
-    await pause(Math.min(MAX_WAIT_MS, retryAfterMs(response)));
+    await pause(Math.min(MAX_WAIT_MS, retryAfterMs(response)), request.signal);
   }
 }
 
