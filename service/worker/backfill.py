@@ -5,7 +5,8 @@ release that wrote none has no entry until its next change: if its hand-over to 
 lost too, the sweep never finds it, and a table of bots alone stands still for ever. So a
 worker, at its start, reads every node's game keys a ``SCAN`` batch at a time
 (:meth:`.DueSets.unlisted`), reads the records of the games that have no entry, and writes the
-due time each record says (a game owed nothing is left out, as its changes would leave it);
+due time each record says (a game owed nothing is left out, as its changes would leave it,
+and one whose record the due time cannot be read from is logged and left out, not the pass);
 the sweep then queues those overdue. The write is made only if the game's version is still the
 one read, so a change made meanwhile keeps the time it wrote.
 
@@ -53,8 +54,14 @@ def backfill(dues: DueSets, games: GameStore, due_of: DueOf, held: Callable[[], 
             raise LeaseLost
         now = now_ms()
         for game_id, record in zip(batch, games.peek(batch), strict=True):
-            due = None if record is None else due_of(record, now)
-            if record is not None and due is not None:
+            if record is None:
+                continue
+            try:
+                due = due_of(record, now)
+            except Exception:  # a record of its own fault: the other games are not held up
+                log.exception("due sets' backfill: %s left without an entry", game_id)
+                continue
+            if due is not None:
                 written += games.set_due(game_id, record.version, due)
     return written
 

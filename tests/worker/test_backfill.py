@@ -1,0 +1,52 @@
+"""The due sets' backfill (service/worker/backfill.py) on a Redis of its own: every live game
+stored without a due entry gets the one its record says, and a pass is marked done only once it
+has seen every game."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from devstack.redis_server import RedisServer
+from service.store import GameRecord, GameStore
+from service.store import keys as K
+from service.store.due import DueSets
+from service.store.tokens import hash_token, new_token
+from service.store.work import WorkQueue
+from service.worker import backfill
+
+
+@pytest.fixture()
+def client() -> Iterator[redis.Redis]:
+    with RedisServer() as server:
+        made = redis.Redis.from_url(server.url)
+        yield made
+        made.close()
+
+
+def _unlisted(games: GameStore) -> str:
+    """A game stored without a due entry, as an older release stored it."""
+    return games.create(b"s", new_token(), [hash_token(new_token())], [b"r1"], due=None)
+
+
+def test_a_game_whose_due_time_cannot_be_read_costs_the_pass_no_other_game(
+    client: redis.Redis,
+) -> None:
+    """One game whose record the due time cannot be read from (a record this release does not
+    decode): the others still get their entry, and the pass ends as made."""
+    games, dues, queue = GameStore(client), DueSets(client), WorkQueue(client)
+    made = [_unlisted(games) for _ in range(30)]
+    bad = made[7]
+
+    def due_of(record: GameRecord, now: int) -> int | None:
+        if record.game_id == bad:
+            raise ValueError("a record this release cannot read")
+        return 1_000
+
+    backfill.run_once(queue, dues, games, due_of, "w1", threading.Event())
+    given = {g for g in made if client.zscore(K.due_key(g, False), g) is not None}
+    assert given == set(made) - {bad}
+    assert queue.backfilled()
