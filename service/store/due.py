@@ -69,8 +69,10 @@ class DueSets:
         ``batch`` keys at a time on each master (never ``KEYS``: a batch holds its node no
         longer than a command). Some may be owed nothing: whether they are owed a change is
         for the stored record to say. Raises on a master that does not answer (a node's
-        keys are then not all seen)."""
+        keys are then not all seen), and on one that restarted during its scan (the client
+        reconnects by itself, but a cursor of the process before skips keys of the new one)."""
         for client, node in self._nodes():
+            started = _run_id(client, node)
             cursor = 0
             while True:
                 cursor, names = _scan(client, node, cursor, batch)
@@ -79,6 +81,8 @@ class DueSets:
                     yield missing
                 if cursor == 0:
                     break
+            if _run_id(client, node) != started:
+                raise Restarted(f"{node or 'Redis'} restarted during its scan")
 
     def _nodes(self) -> list[tuple[redis.Redis | RedisCluster, Any]]:
         if not isinstance(self.client, RedisCluster):
@@ -97,6 +101,19 @@ class DueSets:
 #: A game's hash (:func:`.keys.game_key`); its other keys, and every other ``mt:{...}`` key
 #: (a player's, a due set, the queue's), do not match.
 _GAME_KEY = re.compile(re.escape(keys.PREFIX) + r"\{(" + keys.GAME_ID_RE.pattern + r")\}")
+
+
+class Restarted(redis.RedisError):
+    """A node restarted while its keys were scanned: some of them were not seen."""
+
+
+def _run_id(client: redis.Redis | RedisCluster, node: Any) -> str:
+    """The node's process (``INFO server``'s ``run_id``: a new one at each start)."""
+    if node is None:
+        info: Any = client.info("server")
+    else:
+        info = client.info("server", target_nodes=node)
+    return str(info["run_id"])
 
 
 def _scan(

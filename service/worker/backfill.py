@@ -11,10 +11,11 @@ the sweep then queues those overdue. The write is made only if the game's versio
 one read, so a change made meanwhile keeps the time it wrote.
 
 One worker at a time backfills (a lease in the ``{work}`` slot); the first pass that reads
-every node marks the Redis done, and later starts skip it. A pass that fails (a node away) is
-made again :data:`RETRY_SECONDS` later, and one whose worker died is made by the next worker to
-start. ``python -m service.worker --backfill`` makes a pass whether or not one was made: after
-a rolling upgrade from a release without due sets, once its last instance has stopped.
+every node marks the Redis done, and later starts skip it. A pass that fails (a node away, or
+restarted during its scan) is made again :data:`RETRY_SECONDS` later, and one whose worker died
+is made by the next worker to start. ``python -m service.worker --backfill`` makes a pass
+whether or not one was made: after a rolling upgrade from a release without due sets, once its
+last instance has stopped.
 """
 
 from __future__ import annotations
