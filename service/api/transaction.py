@@ -518,12 +518,12 @@ def list_as_seated_if_stored(
     slow or hung Redis may run it after its client gave up, and a table that change filled
     would stay listed, offered to seekers it cannot seat, and a public table whose seat it
     opened again (its host's reopening) would stay out of the lobby. Once Redis answers, the
-    table is listed or delisted as seated if the change turns out stored (``first``, the log
-    index and bytes of its first record, is in the log; looked for again while the log does
-    not reach it); a table whose change was lost is left as it was."""
-    bucket = table.listing.seek
+    table is listed or delisted as it is seated then, if the change turns out stored (``first``,
+    the log index and bytes of its first record, is in the log; looked for again while the log
+    does not reach it): changes stored since, which listed or delisted it themselves, may have
+    seated it otherwise than this one did. A table whose change was lost is left as it was."""
     relist = table.listing.public and not table.full and state.status != Status.GAME_OVER
-    if not (relist or (table.full and (table.listing.public or bucket))):
+    if not (relist or (table.full and (table.listing.public or table.listing.seek))):
         return
     games = store()
 
@@ -533,13 +533,21 @@ def list_as_seated_if_stored(
             raise NotYet  # a slow Redis may run the change yet
         if not held:
             return
-        if relist:
-            games.lobby.add(game_id, table.created_ms)
+        record = games.peek([game_id])[0]
+        if record is None:
+            return  # gone
+        now_state = DECODED.get(record.state)
+        now_table = table_of(record, now_state)
+        listing = now_table.listing
+        if listing.public and not now_table.full and now_state.status != Status.GAME_OVER:
+            games.lobby.add(game_id, now_table.created_ms)
             return
-        if table.listing.public:
+        if not now_table.full:
+            return
+        if listing.public:
             games.lobby.remove(game_id)
-        if bucket:
-            games.lobby.close(bucket, game_id)
+        if listing.seek:
+            games.lobby.close(listing.seek, game_id)
 
     digest = hashlib.blake2b(first[1], digest_size=8).hexdigest()
     owe(f"seated:{game_id}:{digest}", list_or_delist)

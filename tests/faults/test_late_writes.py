@@ -298,3 +298,37 @@ def test_a_seat_reopened_by_a_change_stored_after_its_request_timed_out_is_liste
         eventually(
             lambda: admin.zscore(keys.LOBBY, gid) is not None, 20, "a reopened table unlisted"
         )
+
+
+def test_a_table_filled_by_a_late_change_and_reopened_since_stays_listed(
+    redis_server: RedisServer,
+) -> None:
+    """bo's join fills the public table, but its compare-and-set reaches Redis 5.5 s after its
+    request answered 503: after the owed looks at about 1, 2 and 4 s, before the one at about
+    8 s. Meanwhile the host reopens bo's seat, which lists the table again. The look that then
+    finds the join stored must list the table as it is seated now (open), not as the join left
+    it (full): an open table taken out of the lobby stays out until its seats change again."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        game = create(base, players=["ann", {"open": True}], public=True)
+        gid = game["game_id"]
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode(), late=5.5)
+        body = {"invite": game["seats"][1]["invite"], "name": "bo"}
+        r = requests.post(f"{base}/api/v1/games/{gid}/join", json=body, timeout=30)
+        assert (r.status_code, r.json()["code"]) == (503, "storage_unavailable"), r.text
+        answered = time.monotonic()
+        eventually(link.delivered.is_set, 15, "the held compare-and-set was never delivered")
+        assert view(base, gid)["players"][1]["name"] == "bo"
+        url = f"{base}/api/v1/games/{gid}/seats/1"
+        reopened = requests.put(
+            url, json={"open": True}, headers=auth(game["host_token"]), timeout=30
+        )
+        assert reopened.status_code == 200, reopened.text
+        assert view(base, gid)["players"][1]["open"]
+        assert admin.zscore(keys.LOBBY, gid) is not None, "the reopened table was not listed"
+        time.sleep(max(0.0, answered + 12 - time.monotonic()))  # the look at about 8 s is made
+        assert view(base, gid)["players"][1]["open"]
+        assert admin.zscore(keys.LOBBY, gid) is not None, "an open table taken out of the lobby"
