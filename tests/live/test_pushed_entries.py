@@ -578,3 +578,36 @@ def test_a_rewind_read_holds_no_other_games_wake_ups(
     assert fa.rewound_to == 8
     replay = Replayer()
     assert [e.record for e in fa.entries] == [replay.feed(r).record for r in [*records[:8], *other]]
+
+
+def test_a_rewind_that_could_not_be_started_is_started_at_the_next_finding(
+    records: list[bytes], redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread of a rewind cannot be started (a process at its threads' limit): the feed is
+    not left owing a rewind that nobody makes, which would keep it from any later one and from
+    every wake-up's records; the next finding rewinds it."""
+    client = redis.Redis.from_url(redis_server.url)
+    game_id = f"unstarted{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(GameStore(client), presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, hub.store)
+    f._append(records[:10])
+    f.heard(10)
+    wake = b"%s 10 %d:%s" % (game_id.encode(), len(other[1]), other[1])
+    start = threading.Thread.start
+
+    def refused(self: threading.Thread) -> None:
+        if self.name != "rewind":
+            start(self)
+            return
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    hub._wake(wake)  # the finding's rewind is not started
+    monkeypatch.setattr(threading.Thread, "start", start)
+    assert f.rewinds == 0
+    hub._wake(wake)
+    assert until(lambda: f.rewinds == 1), "the feed owes a rewind nobody makes"
+    assert f.rewound_to == 8

@@ -472,9 +472,13 @@ class Hub:
         reads and replays the game's whole log, and the pub/sub listener that found it (or the
         ticker) would hold every other game's wake-ups, or reads, until it was done."""
         if feed.owe_rewind():
-            threading.Thread(
-                target=Hub._rewind_now, args=(feed,), name="rewind", daemon=True
-            ).start()
+            try:
+                threading.Thread(
+                    target=Hub._rewind_now, args=(feed,), name="rewind", daemon=True
+                ).start()
+            except BaseException:  # not started: the next finding starts it
+                feed.stale = False
+                raise
 
     @staticmethod
     def _rewind_now(feed: Feed) -> None:
