@@ -87,7 +87,9 @@ class DueSets:
     def _nodes(self) -> list[tuple[redis.Redis | RedisCluster, Any]]:
         if not isinstance(self.client, RedisCluster):
             return [(self.client, None)]
-        return [(client, node) for client, node, _ in _masters(self.client)]
+        # A master holding several ranges of slots is named once per range: scanned once.
+        by_name = {node.name: (client, node) for client, node, _ in _masters(self.client)}
+        return list(by_name.values())
 
     def _without_entry(self, games: list[str]) -> list[str]:
         sharded = isinstance(self.client, RedisCluster)

@@ -103,3 +103,28 @@ def test_a_master_down_does_not_stop_the_sweep_of_the_others() -> None:
         down.stop()
         assert {game for game, _ in dues.overdue(5, 100)} == made - on_down
         client.close()
+
+
+def test_a_master_of_several_slot_ranges_is_scanned_once() -> None:
+    """A master that holds more than one range of slots (after a reshard: here the first slot
+    handed to the second master): the backfill's scan of its keys is one pass over the node, not
+    one per range, and each game is found once."""
+    with LocalRedisCluster(masters=3) as cluster:
+        nodes = [redis.Redis.from_url(node.url) for node in cluster.nodes]
+        target = node_id(nodes[1])
+        for node in (nodes[1], nodes[0], nodes[2]):  # before any key is stored
+            node.execute_command("CLUSTER SETSLOT", 0, "NODE", target)
+        nodes[1].execute_command("CLUSTER BUMPEPOCH")
+        client = cluster.client()
+        ranges: Any = client.cluster_slots()
+        assert len(ranges) == 4, ranges
+        games, dues = GameStore(client), DueSets(client)
+        made = {
+            games.create(b"s", new_token(), [hash_token(new_token())], [b"r"], due=None)
+            for _ in range(30)
+        }
+        found = [game for batch in dues.unlisted(batch=10) for game in batch]
+        assert sorted(found) == sorted(made)
+        for node in nodes:
+            node.close()
+        client.close()
