@@ -42,7 +42,8 @@ MAX_TRIES = 3_600
 #: A look for a change that may still be stored (:class:`NotYet`) is made again this long
 #: after the first, then at intervals this many times longer each, and given up once the next
 #: would come over :data:`LOOK_FOR_SECONDS` after the first: a Redis that runs a command that
-#: late has been hung far longer than any request waits (1, 2, 4, ... 32 s: six looks).
+#: late has been hung far longer than any request waits (looks 1, 2, 4, 8 and 16 s apart: six
+#: in all, the last about 31 s after the first, as the next would come at 63 s).
 LOOK_FIRST_SECONDS = 1.0
 LOOK_GROWTH = 2.0
 LOOK_FOR_SECONDS = 60.0
