@@ -67,8 +67,9 @@ class DueSets:
     def unlisted(self, batch: int = SCAN_BATCH) -> Iterator[list[str]]:
         """Live games that have no entry in their due set, a ``SCAN`` batch of at most about
         ``batch`` keys at a time on each master (never ``KEYS``: a batch holds its node no
-        longer than a command). Some may be owed nothing: whether they are owed a change is
-        for the stored record to say. Raises on a master that does not answer (a node's
+        longer than a command), one list per batch (empty when it found none: its reader may
+        look at its lease between any two). Some may be owed nothing: whether they are owed a
+        change is for the stored record to say. Raises on a master that does not answer (a node's
         keys are then not all seen), and on one that restarted during its scan (the client
         reconnects by itself, but a cursor of the process before skips keys of the new one)."""
         for client, node in self._nodes():
@@ -77,8 +78,7 @@ class DueSets:
             while True:
                 cursor, names = _scan(client, node, cursor, batch)
                 found = [m[1] for name in names if (m := _GAME_KEY.fullmatch(name.decode()))]
-                if found and (missing := self._without_entry(found)):
-                    yield missing
+                yield self._without_entry(found) if found else []
                 if cursor == 0:
                     break
             if _run_id(client, node) != started:

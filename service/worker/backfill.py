@@ -47,12 +47,15 @@ def now_ms() -> int:
 
 
 def backfill(dues: DueSets, games: GameStore, due_of: DueOf, held: Callable[[], bool]) -> int:
-    """One pass over every node while ``held()`` (checked before each batch): how many games
-    got an entry. Raises :class:`LeaseLost` if the lease went to another worker."""
+    """One pass over every node while ``held()`` (checked before each ``SCAN`` batch, games
+    found in it or none): how many games got an entry. Raises :class:`LeaseLost` if the lease
+    went to another worker."""
     written = 0
     for batch in dues.unlisted():
         if not held():
             raise LeaseLost
+        if not batch:
+            continue
         now = now_ms()
         for game_id, record in zip(batch, games.peek(batch), strict=True):
             if record is None:

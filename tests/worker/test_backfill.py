@@ -78,3 +78,32 @@ def test_a_redis_restarted_during_a_pass_is_read_again_from_its_start(
             client.close()
         assert restarted
         assert found == made, f"{len(made - found)} games skipped after the restart"
+
+
+class SmallBatches(DueSets):
+    def unlisted(self, batch: int = 10) -> Iterator[list[str]]:
+        return super().unlisted(batch)
+
+
+def test_the_lease_is_held_on_through_batches_that_find_every_game_listed(
+    client: redis.Redis,
+) -> None:
+    """A long stretch of keys whose games all have their entry (most of a Redis, in a pass made
+    again by --backfill): the lease must be taken again before each SCAN batch, not only before
+    those with games to write, or it lapses mid-pass and another worker starts a pass of its
+    own beside this one."""
+    games = GameStore(client)
+    for _ in range(60):
+        games.create(b"s", new_token(), [hash_token(new_token())], [b"r1"], due=1_000)
+    scans, cursor = 0, None
+    while cursor != 0:
+        cursor, _ = client.scan(cursor or 0, match="mt:{*}", count=10, _type="hash")
+        scans += 1
+    looks: list[bool] = []
+
+    def held() -> bool:
+        looks.append(True)
+        return True
+
+    assert backfill.backfill(SmallBatches(client), games, lambda r, n: 1_000, held) == 0
+    assert len(looks) >= scans - 1, (len(looks), scans)
