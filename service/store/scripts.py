@@ -247,6 +247,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
+# KEYS[1] = a lease  ARGV[1] = its owner  ARGV[2] = its time to live (ms)
+# Takes the lease, or holds it on for that long if this owner holds it already (in one step: a
+# lease that ran out and was taken by another worker is not prolonged for that one). Returns 1
+# if this owner holds it now.
+HOLD_LEASE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+
 # KEYS[1] = one client address's open streams (a sorted set: stream id -> opening time, ms)
 # ARGV[1] = now (ms)  ARGV[2] = the most streams an address may hold  ARGV[3] = a stream's
 # longest life (ms): an older member is a stream whose process died without closing it

@@ -61,6 +61,7 @@ class WorkQueue:
         self.client = client
         self._promote = client.register_script(scripts.PROMOTE_DUE)
         self._release = client.register_script(scripts.RELEASE_LEASE)
+        self._hold = client.register_script(scripts.HOLD_LEASE)
         self._queue_missing = client.register_script(scripts.QUEUE_MISSING)
 
     def ensure_group(self) -> None:
@@ -157,11 +158,7 @@ class WorkQueue:
     def take_backfill(self, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` backfills the due sets for the next ``ttl_ms`` (taken again, or
         held on, before each batch): one worker at a time."""
-        if self.client.set(keys.WORK_BACKFILL, owner, nx=True, px=ttl_ms):
-            return True
-        if self.client.get(keys.WORK_BACKFILL) != owner.encode():
-            return False
-        return bool(self.client.pexpire(keys.WORK_BACKFILL, ttl_ms))
+        return bool(self._hold(keys=[keys.WORK_BACKFILL], args=[owner, ttl_ms]))
 
     def backfilled(self) -> bool:
         """Whether a backfill of the due sets has read every node of this Redis."""

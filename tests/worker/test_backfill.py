@@ -107,3 +107,16 @@ def test_the_lease_is_held_on_through_batches_that_find_every_game_listed(
 
     assert backfill.backfill(SmallBatches(client), games, lambda r, n: 1_000, held) == 0
     assert len(looks) >= scans - 1, (len(looks), scans)
+
+
+def test_one_worker_at_a_time_holds_the_backfills_lease(client: redis.Redis) -> None:
+    queue = WorkQueue(client)
+    assert queue.take_backfill("w1", 60_000)
+    assert not queue.take_backfill("w2", 60_000)
+    client.pexpire(K.WORK_BACKFILL, 1_000)
+    assert queue.take_backfill("w1", 60_000), "its owner holds it on"
+    assert client.pttl(K.WORK_BACKFILL) > 1_000
+    client.delete(K.WORK_BACKFILL)  # ran out
+    assert queue.take_backfill("w2", 60_000)
+    assert not queue.take_backfill("w1", 60_000)
+    assert client.get(K.WORK_BACKFILL) == b"w2"
