@@ -30,10 +30,17 @@ class Lobby:
         self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
         self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
 
-    def page(self, start: int, count: int) -> list[str]:
-        """Listed tables' ids, newest first, from the ``start``-th newest: ``count`` at most."""
-        ids = cast("list[bytes]", self.client.zrevrange(keys.LOBBY, start, start + count - 1))
-        return [raw.decode() for raw in ids]
+    def page(self, below: float | None, skip: int, count: int) -> list[tuple[str, float]]:
+        """Listed tables and their listing times, newest first: ``count`` at most of those
+        listed at ``below`` or before (every one: None), after the ``skip`` newest of them."""
+        top: float | str = "+inf" if below is None else below
+        found = cast(
+            "list[tuple[bytes, float]]",
+            self.client.zrevrangebyscore(
+                keys.LOBBY, top, "-inf", start=skip, num=count, withscores=True
+            ),
+        )
+        return [(raw.decode(), score) for raw, score in found]
 
     def add(self, game_id: str, created_ms: int) -> None:
         self.client.zadd(keys.LOBBY, {game_id: created_ms})

@@ -10,6 +10,7 @@ from flask.testing import FlaskClient
 
 from service.api.lobby.schemas import MAX_LISTED
 from service.store import keys
+from service.store.lobby import Lobby
 from service.store.tokens import new_game_id
 from tests.api.conftest import Game, bearer, dealt_game, new_game
 
@@ -490,6 +491,27 @@ def test_a_lobby_filter_finds_its_table_behind_many_newer_ones_of_other_kinds(
     everything = client.get("/api/v1/lobby").json["tables"]
     assert len(everything) == MAX_LISTED
     assert older["game_id"] not in [t["game_id"] for t in everything]
+
+
+def test_a_lobby_filter_skips_no_table_when_newer_ones_leave_between_its_reads(
+    client: FlaskClient, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table that leaves the lobby while a listing reads it (filled, reopened elsewhere)
+    moves the older ones up: the next read still starts right after the last table read."""
+    body: dict[str, Any] = {"players": ["ann", {"open": True}], "public": True}
+    older = client.post("/api/v1/games", json=body).json
+    assert older is not None
+    newer = listed_copies(client, redis_client, 2 * MAX_LISTED)
+    read = Lobby.page
+
+    def read_then_one_leaves(self: Lobby, *args: Any, **kwargs: Any) -> Any:
+        page = read(self, *args, **kwargs)
+        redis_client.zrem(keys.LOBBY, newer.pop(0))  # a newer table already read fills
+        return page
+
+    monkeypatch.setattr(Lobby, "page", read_then_one_leaves)
+    listed = client.get("/api/v1/lobby?players=2").json["tables"]
+    assert [t["game_id"] for t in listed] == [older["game_id"]]
 
 
 def test_a_leaderboard_parameter_left_empty_takes_its_default(client: FlaskClient) -> None:

@@ -18,11 +18,18 @@ def lobby(redis_client: redis.Redis) -> Lobby:
 def test_listing_is_newest_first_and_forgets_removed_tables(lobby: Lobby) -> None:
     for n in range(5):
         lobby.add(f"table{n:04}", 1000 + n)
-    assert lobby.page(0, 4) == ["table0004", "table0003", "table0002", "table0001"]
-    assert lobby.page(3, 4) == ["table0001", "table0000"]
+    lobby.add("tie", 1002)
+
+    def ids(below: float | None, skip: int, count: int) -> list[str]:
+        return [game_id for game_id, _ in lobby.page(below, skip, count)]
+
+    assert lobby.page(None, 0, 2) == [("table0004", 1004.0), ("table0003", 1003.0)]
+    assert ids(None, 0, 4) == ["table0004", "table0003", "tie", "table0002"]
+    assert ids(1002, 1, 4) == ["table0002", "table0001", "table0000"]  # after one at 1002
     lobby.remove("table0004", "table0002")
     lobby.remove()
-    assert lobby.page(0, 10) == ["table0003", "table0001", "table0000"]
+    assert ids(None, 0, 10) == ["table0003", "tie", "table0001", "table0000"]
+    assert ids(1003, 1, 10) == ["tie", "table0001", "table0000"]
 
 
 def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None:

@@ -25,17 +25,21 @@ def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
     the lobby as the listing meets them."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    start = 0
-    while len(out) < MAX_LISTED and len(seen) < MAX_SCANNED:
-        ids = store().lobby.page(start, PAGE)
-        fresh = [game_id for game_id in ids if game_id not in seen]  # a table listed meanwhile
+    below: float | None = None  # each read starts after the last table read, by its time
+    skip = 0  # the tables listed at ``below`` read already
+    for _ in range(MAX_SCANNED // PAGE):
+        page = store().lobby.page(below, skip, PAGE)
+        fresh = [game_id for game_id, _ in page if game_id not in seen]  # one listed meanwhile
         seen.update(fresh)
         stale: list[str] = []
         out += _fitting(query, fresh, stale)
         store().lobby.remove(*stale)
-        if len(ids) < PAGE:
+        if len(page) < PAGE or len(out) >= MAX_LISTED:
             break
-        start += len(ids) - len(stale)  # the stale ones are gone: the next page moved up
+        last, gone = page[-1][1], set(stale)
+        ties = sum(1 for game_id, listed in page if listed == last and game_id not in gone)
+        skip = ties + (skip if below == last else 0)
+        below = last
     return out[:MAX_LISTED]
 
 
