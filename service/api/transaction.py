@@ -471,8 +471,6 @@ def create(
     )
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
-    if ends_rated:
-        rate_game(game_id, game.state, table)
     if table.listing.public and not table.full:
         list_in_lobby(store(), game_id, table)
     elif table.listing.seek:
@@ -481,6 +479,10 @@ def create(
         delist_if_full(game_id, table)
     payload = orjson.dumps(answer(game_id))
     keep_unscoped(key, KeptResponse(201, payload))  # if another won, the game made here expires
+    if ends_rated:
+        # Once its answer is kept: a game answered by none is never rated (a retry with the
+        # key makes its own game, or gets this one, whose next read rates it).
+        rate_game(game_id, game.state, table)
     headers = {"Location": location(game_id)}
     return json_response(payload, 201, version=len(game.applied), headers=headers)
 
