@@ -36,6 +36,12 @@ class Decoded(Generic[T]):
             self.kept.put(raw, kept)
         return self.copy(kept)
 
+    def peek(self, raw: bytes) -> T:
+        """The value of ``raw`` for a look that keeps nothing: a listing reads thousands of
+        games, which would push out of this copy the ones the process is playing."""
+        kept = self.kept.get(raw)
+        return self.decode(raw) if kept is None else self.copy(kept)
+
     def keep(self, raw: bytes, value: T) -> None:
         """Remember ``value`` (which its owner no longer changes) as the decoding of ``raw``."""
         self.kept.put(raw, value)
@@ -82,8 +88,11 @@ class KnownRecords:
 KNOWN = KnownRecords(1024)
 
 
-def table_of(record: GameRecord, state: rules.GameState) -> Table:
-    """The stored table; a game stored without one has a person in every seat."""
+def table_of(record: GameRecord, state: rules.GameState, *, keep: bool = True) -> Table:
+    """The stored table; a game stored without one has a person in every seat. ``keep``:
+    remember its decoding (False for a look at many games, see :meth:`Decoded.peek`)."""
     if not record.table:
         return Table.of_people(state.n_players)
+    if not keep:
+        return DECODED_TABLES.peek(record.table)
     return DECODED_TABLES.get(record.table)

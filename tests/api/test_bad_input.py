@@ -9,6 +9,8 @@ import redis
 from flask.testing import FlaskClient
 
 from service.api.lobby.schemas import MAX_LISTED
+from service.api.records import DECODED, DECODED_TABLES
+from service.api.remembered import Remembered
 from service.store import keys
 from service.store.lobby import Lobby
 from service.store.tokens import new_game_id
@@ -512,6 +514,18 @@ def test_a_lobby_filter_skips_no_table_when_newer_ones_leave_between_its_reads(
     monkeypatch.setattr(Lobby, "page", read_then_one_leaves)
     listed = client.get("/api/v1/lobby?players=2").json["tables"]
     assert [t["game_id"] for t in listed] == [older["game_id"]]
+
+
+def test_a_lobby_listing_keeps_no_decoded_game(
+    client: FlaskClient, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing reads up to 4000 games: the process's copies of decoded states and tables,
+    256 each and kept for the games it plays, are left as they were."""
+    listed_copies(client, redis_client, 3)
+    for decoded in (DECODED, DECODED_TABLES):
+        monkeypatch.setattr(decoded, "kept", Remembered(256))
+    assert len(client.get("/api/v1/lobby").json["tables"]) == 3
+    assert (len(DECODED.kept), len(DECODED_TABLES.kept)) == (0, 0)
 
 
 def test_a_leaderboard_parameter_left_empty_takes_its_default(client: FlaskClient) -> None:

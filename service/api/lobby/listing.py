@@ -52,8 +52,8 @@ def _fitting(query: dict[str, Any], ids: list[str], stale: list[str]) -> list[di
         if record is None:
             stale.append(game_id)
             continue
-        state = DECODED.get(record.state)
-        table = table_of(record, state)
+        state = DECODED.peek(record.state)
+        table = table_of(record, state, keep=False)
         if table.full:
             stale.append(game_id)
         elif _fits(query, state.rules.preset, state.n_players, table.turn_seconds):
