@@ -519,7 +519,7 @@ def test_a_lobby_filter_skips_no_table_when_newer_ones_leave_between_its_reads(
 def test_a_lobby_listing_keeps_no_decoded_game(
     client: FlaskClient, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A listing reads up to 4000 games: the process's copies of decoded states and tables,
+    """A listing reads up to 1000 games: the process's copies of decoded states and tables,
     256 each and kept for the games it plays, are left as they were."""
     listed_copies(client, redis_client, 3)
     for decoded in (DECODED, DECODED_TABLES):
