@@ -66,19 +66,21 @@ def start_sender(stop: threading.Event) -> None:
     threading.Thread(target=sender.run, args=(stop,), name="webhooks", daemon=True).start()
 
 
-def start_backfill(app: Flask, name: str, stop: threading.Event, *, force: bool = False) -> None:
-    """The due sets' backfill, in a thread of its own beside the game loop."""
+def backfill_once(name: str, stop: threading.Event, *, force: bool = False) -> bool:
+    """The due sets' backfill, to its end or ``stop``; False when ``stop`` came first."""
     games = store()
     queue, dues = WorkQueue(games.client), DueSets(games.client)
+    return backfill.run_once(queue, dues, games, stored_due, name, stop, force=force)
+
+
+def start_backfill(app: Flask, name: str, stop: threading.Event) -> None:
+    """The due sets' backfill, in a thread of its own beside the game loop."""
 
     def run() -> None:
         with app.app_context():
-            backfill.run_once(queue, dues, games, stored_due, name, stop, force=force)
+            backfill_once(name, stop)
 
-    thread = threading.Thread(target=run, name="due-backfill", daemon=True)
-    thread.start()
-    if force:
-        thread.join()
+    threading.Thread(target=run, name="due-backfill", daemon=True).start()
 
 
 def _ms_setting(name: str, default: int) -> int:
@@ -112,9 +114,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     with app.app_context():
-        if only_backfill:
-            start_backfill(app, name, stop, force=True)
-            return 0
+        if only_backfill:  # the exit status says whether the pass ended
+            return 0 if backfill_once(name, stop, force=True) else 1
         start_backfill(app, name, stop)
         start_sender(stop)
         worker = Worker(

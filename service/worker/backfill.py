@@ -83,21 +83,23 @@ def run_once(
     stop: threading.Event,
     *,
     force: bool = False,
-) -> None:
+) -> bool:
     """Backfill until a pass reads every node (unless one did before, or ``force``), or
-    ``stop``: for a thread of the worker, which goes on playing meanwhile."""
+    ``stop``: for a thread of the worker, which goes on playing meanwhile. False when
+    ``stop`` came first."""
     while not stop.is_set():
         try:
             if not force and queue.backfilled():
-                return
+                return True
             if queue.take_backfill(name, LEASE_MS):
                 started = now_ms()
                 written = backfill(dues, games, due_of, lambda: queue.take_backfill(name, LEASE_MS))
                 queue.mark_backfilled(started)
                 log.info("due sets backfilled: %d games without an entry were given one", written)
-                return
+                return True
         except LeaseLost:
             pass  # the other worker's pass marks it done, or its lease runs out
         except redis.RedisError as err:
             log.warning("due sets' backfill: %s: %s", type(err).__name__, err)
         stop.wait(RETRY_SECONDS)
+    return False

@@ -4,6 +4,10 @@ has seen every game."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -17,6 +21,7 @@ from service.store.due import DueSets
 from service.store.tokens import hash_token, new_token
 from service.store.work import WorkQueue
 from service.worker import backfill
+from tests.eventually import eventually
 
 
 @pytest.fixture()
@@ -25,6 +30,11 @@ def client() -> Iterator[redis.Redis]:
         made = redis.Redis.from_url(server.url)
         yield made
         made.close()
+
+
+def _script_calls(client: redis.Redis) -> int:
+    stats = client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{cmd}", {}).get("calls", 0)) for cmd in ("eval", "evalsha"))
 
 
 def _unlisted(games: GameStore) -> str:
@@ -120,3 +130,31 @@ def test_one_worker_at_a_time_holds_the_backfills_lease(client: redis.Redis) -> 
     assert queue.take_backfill("w2", 60_000)
     assert not queue.take_backfill("w1", 60_000)
     assert client.get(K.WORK_BACKFILL) == b"w2"
+
+
+def test_the_backfill_command_exits_0_once_its_pass_ends_and_1_when_stopped_before(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``python -m service.worker --backfill`` is run by hand or by a deploy step after an
+    upgrade: its exit status is all that step sees, so a pass that never ran is not a 0."""
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+        queue = WorkQueue(client)
+        env = {**os.environ, "REDIS_URL": server.url, "LOG_LEVEL": "warning"}
+        command = [sys.executable, "-m", "service.worker", "--backfill"]
+        assert queue.take_backfill("another-worker", 60_000)  # its pass holds the lease
+        before = _script_calls(client)
+        held = subprocess.Popen(command, env=env)
+        try:
+            # Its first try for the lease comes after its signals are set.
+            eventually(lambda: _script_calls(client) > before, 60, "no try for the lease")
+            assert held.poll() is None  # waiting for the other pass
+            held.send_signal(signal.SIGTERM)
+            assert held.wait(timeout=20) == 1
+        finally:
+            held.kill()
+        assert not queue.backfilled()
+        client.delete(K.WORK_BACKFILL)
+        assert subprocess.run(command, env=env, timeout=60).returncode == 0
+        assert queue.backfilled()
+        client.close()
