@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +30,25 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 #: waits for its lookup only until its attempt's deadline; a lookup the resolver is slow to end
 #: goes on holding one of these (until the resolver's own timeout) while the next attempts look
 #: their names up beside it, and when all are held, lookups wait their turn rather than start
-#: ever more threads.
+#: ever more threads. One name is looked up once at a time: an attempt whose name is being
+#: looked up already waits for that lookup, so a name whose lookup never ends holds one thread,
+#: however often its deliveries are tried.
 LOOKUP_THREADS = 16
 _LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-lookup")
+
+
+@dataclass
+class _Lookup:
+    """A lookup in the pool, and how many attempts wait for it."""
+
+    future: Future[list[tuple[int, Any]] | str]
+    waiting: int = 0
+
+
+#: The lookups not ended yet, by name and port. Reentrant: a future's callbacks run at once in
+#: the thread that cancels it, or adds one to it once it is done, with the lock held.
+_RUNNING: dict[tuple[str, int], _Lookup] = {}
+_RUNNING_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -120,13 +137,31 @@ def _plain_http(host: str) -> str:
 
 
 def _resolve_by(host: str, port: int, deadline: float) -> list[tuple[int, Any]] | str:
-    """:func:`_resolve`, waited for until ``deadline`` at most (TimeoutError after it)."""
-    lookup = _LOOKUPS.submit(_resolve, host, port)
+    """:func:`_resolve`, waited for until ``deadline`` at most (TimeoutError after it); the
+    lookup of the same name and port not ended yet, if there is one, rather than another."""
+    key = (host, port)
+    with _RUNNING_LOCK:
+        lookup = _RUNNING.get(key)
+        if lookup is None:
+            lookup = _RUNNING[key] = _Lookup(_LOOKUPS.submit(_resolve, host, port))
+            lookup.future.add_done_callback(lambda _: _forget(key, lookup))
+        lookup.waiting += 1
     try:
-        return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
+        return lookup.future.result(timeout=max(0.0, deadline - time.monotonic()))
     except LookupTimeout:
-        lookup.cancel()  # one still queued behind slow lookups never starts
         raise TimeoutError(f"looking {host!r} up took too long") from None
+    finally:
+        with _RUNNING_LOCK:
+            lookup.waiting -= 1
+            if not lookup.waiting:
+                lookup.future.cancel()  # one still queued behind slow lookups never starts
+
+
+def _forget(key: tuple[str, int], lookup: _Lookup) -> None:
+    """The lookup ended (or was cancelled): the next attempt at its name starts its own."""
+    with _RUNNING_LOCK:
+        if _RUNNING.get(key) is lookup:
+            del _RUNNING[key]
 
 
 def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:

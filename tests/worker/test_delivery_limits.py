@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from devstack.redis_server import RedisServer
+from service.api import webhook_urls
 from service.api.webhook_urls import allowed_hosts
 from service.store import keys
 from service.store.hooks import Delivery, HookEvent, Webhooks
@@ -150,3 +151,31 @@ def test_one_hosts_slow_receivers_leave_the_other_hosts_their_threads(hooks: Web
             assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
     for _ in range(deliveries.THREADS):  # the slow host's attempts ended with its connections
         assert sender.free.acquire(timeout=15)
+
+
+def test_a_name_whose_lookup_never_ends_holds_one_lookup_thread_not_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An attempt gives up on a lookup at its deadline, and the lookup goes on holding its
+    thread: attempts at one name whose lookup never ends must share one lookup, or
+    LOOKUP_THREADS of them hold every lookup thread and no other name is looked up in time. The
+    resolver is the one stand-in: ``hung.example`` never answers until the test ends."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def hung(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "hung.example":
+            return real(host, *args, **kwargs)
+        release.wait(60)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    allow = allowed_hosts("hung.example,127.0.0.1")
+    try:
+        for _ in range(webhook_urls.LOOKUP_THREADS + 1):
+            with pytest.raises(TimeoutError):
+                webhook_urls.target("http://hung.example/turns", allow, time.monotonic() + 0.05)
+        found = webhook_urls.target("http://127.0.0.1:9/turns", allow, time.monotonic() + 5)
+    finally:
+        release.set()
+    assert isinstance(found, webhook_urls.Target), found
