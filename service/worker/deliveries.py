@@ -122,7 +122,12 @@ class Sender:
             return
         host = host_of(hook.url)
         if not self._take_host(host):
-            self.hooks.retry(delivery, now_ms() + BUSY_HOST_WAIT_MS)
+            if now_ms() - delivery.first_ms >= self.give_up_ms:
+                # As an attempt would: a host kept busy must not keep its deliveries for ever.
+                log.warning("webhook %s dropped: gave up (host busy)", delivery.delivery_id)
+                self.hooks.done(delivery)
+            else:
+                self.hooks.retry(delivery, now_ms() + BUSY_HOST_WAIT_MS)
             return
         try:
             self.attempt(hook, delivery)

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -179,3 +179,23 @@ def test_a_name_whose_lookup_never_ends_holds_one_lookup_thread_not_all(
     finally:
         release.set()
     assert isinstance(found, webhook_urls.Target), found
+
+
+def busy_sender(hooks: Webhooks, host: str) -> Sender:
+    """A sender with DELIVERIES_PER_HOST deliveries to ``host`` in flight already."""
+    sender = Sender(hooks, allowed_hosts(host), RETRY_MS, GIVE_UP_MS)
+    sender.in_flight[host] = deliveries.DELIVERIES_PER_HOST
+    return sender
+
+
+def test_a_delivery_past_its_hour_to_a_busy_host_is_dropped_not_put_back(
+    hooks: Webhooks,
+) -> None:
+    """A delivery put back for a busy host is given up on an hour after its first try, as
+    after an attempt: a host kept busy must not keep its deliveries queued for ever."""
+    old = queued(hooks, "http://127.0.0.2/turns", 0, now_ms())
+    old = replace(old, first_ms=now_ms() - GIVE_UP_MS - 1)
+    hooks.enqueue([old], now_ms())
+    [taken] = hooks.take_due(now_ms(), 10)
+    busy_sender(hooks, "127.0.0.2").deliver(taken)
+    assert stored(hooks.client, old) is None, "put back past its hour"
