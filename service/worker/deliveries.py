@@ -46,9 +46,14 @@ THREADS = 8
 #: receivers on one host that answer slowly, or whose name server does, hold no more of the
 #: THREADS, and every other host's deliveries go on.
 DELIVERIES_PER_HOST = 2
-#: A delivery whose host has DELIVERIES_PER_HOST in flight is due again this much later. It was
-#: not attempted: its attempts, backoff and hour to give up in are left as they were.
+#: A delivery whose host has DELIVERIES_PER_HOST in flight is due again this much later, or
+#: BUSY_HOST_WAIT_SHARE of its age (since its first try) if longer, up to BUSY_HOST_WAIT_MAX_MS.
+#: It was not attempted: its attempts, backoff and hour to give up in are left as they were.
+#: Deliveries that wait long for a host kept busy are read again less and less often: each one
+#: read every second, a queue of thousands would cost the worker thousands of reads a second.
 BUSY_HOST_WAIT_MS = 1_000
+BUSY_HOST_WAIT_SHARE = 0.1
+BUSY_HOST_WAIT_MAX_MS = 60_000
 #: How often the queue is looked at when nothing was due.
 POLL_SECONDS = 0.25
 #: Pause after Redis failed, before trying again.
@@ -127,7 +132,7 @@ class Sender:
                 log.warning("webhook %s dropped: gave up (host busy)", delivery.delivery_id)
                 self.hooks.done(delivery)
             else:
-                self.hooks.retry(delivery, now_ms() + BUSY_HOST_WAIT_MS)
+                self.hooks.retry(delivery, now_ms() + busy_host_wait_ms(delivery))
             return
         try:
             self.attempt(hook, delivery)
@@ -233,6 +238,13 @@ class _Connection(http.client.HTTPConnection):
         if sock is not None:
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+
+def busy_host_wait_ms(delivery: Delivery) -> int:
+    """How much later a delivery to a busy host is due again: longer the longer it waited."""
+    waited = max(0, now_ms() - delivery.first_ms)
+    share = int(waited * BUSY_HOST_WAIT_SHARE)
+    return min(BUSY_HOST_WAIT_MAX_MS, max(BUSY_HOST_WAIT_MS, share))
 
 
 def host_of(url: str) -> str:

@@ -199,3 +199,23 @@ def test_a_delivery_past_its_hour_to_a_busy_host_is_dropped_not_put_back(
     [taken] = hooks.take_due(now_ms(), 10)
     busy_sender(hooks, "127.0.0.2").deliver(taken)
     assert stored(hooks.client, old) is None, "put back past its hour"
+
+
+@pytest.mark.parametrize(
+    ("age_ms", "least_ms", "most_ms"),
+    [(0, 1_000, 6_000), (100_000, 10_000, 15_000), (600_000, 60_000, 65_000)],
+)
+def test_a_delivery_waiting_long_for_a_busy_host_is_read_again_less_often(
+    hooks: Webhooks, age_ms: int, least_ms: int, most_ms: int
+) -> None:
+    """A delivery put back for a busy host is due again later the longer it has waited: one
+    due again every second, a queue of thousands for a host kept busy would be read and written
+    again thousands of times a second."""
+    delivery = queued(hooks, "http://127.0.0.2/turns", 0, now_ms())
+    delivery = replace(delivery, first_ms=now_ms() - age_ms)
+    hooks.enqueue([delivery], now_ms())
+    [taken] = hooks.take_due(now_ms(), 10)
+    before = now_ms()
+    busy_sender(hooks, "127.0.0.2").deliver(taken)
+    due = hooks.client.zscore(keys.HOOK_DUE, delivery.delivery_id)
+    assert due is not None and least_ms <= due - before <= most_ms, due - before
