@@ -9,10 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import redis
 import requests
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
+from service.store import keys
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import (
     NDJSON,
@@ -212,22 +214,38 @@ STREAM_CAP = 2
 
 
 @pytest.fixture(scope="module")
-def capped() -> Iterator[str]:
-    """A server of its own on a Redis of its own: no other test's streams hold its slots."""
+def capped() -> Iterator[tuple[str, redis.Redis]]:
+    """A server of its own on a Redis of its own: no other test's streams hold its slots; and a
+    client of that Redis, to see the slots held."""
     env = {**LIVE_ENV, "STREAMS_PER_ADDRESS": str(STREAM_CAP)}
     with RedisServer() as server, start_gunicorn(server.url, workers=1, env=env) as base:
-        yield base
+        client = redis.Redis.from_url(server.url)
+        try:
+            yield base, client
+        finally:
+            client.close()
 
 
-def test_long_polls_count_against_the_address_open_streams_cap(capped: str) -> None:
-    game = dealt(capped)
-    url, version = events_url(capped, game.id), view(capped, game.id)["version"]
+def slots_held(client: redis.Redis) -> int:
+    """How many open-stream slots the test's address holds."""
+    return int(client.zcard(keys.stream_slots_key("127.0.0.1")))
+
+
+def test_long_polls_count_against_the_address_open_streams_cap(
+    capped: tuple[str, redis.Redis],
+) -> None:
+    base, client = capped
+    game = dealt(base)
+    url, version = events_url(base, game.id), view(base, game.id)["version"]
     poll = {"after": version, "wait": 30}
     with ThreadPoolExecutor(STREAM_CAP) as pool:
         held = [
             pool.submit(requests.get, url, params=poll, timeout=TIMEOUT) for _ in range(STREAM_CAP)
         ]
-        time.sleep(2.0)  # both long-polls are waiting by now
+        deadline = time.monotonic() + 20  # both long-polls hold their slots: seen in Redis
+        while slots_held(client) < STREAM_CAP and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert slots_held(client) == STREAM_CAP
         refused = requests.get(url, params=poll, timeout=TIMEOUT)
         assert refused.status_code == 429, "a third long-poll was let wait"
         assert refused.json()["code"] == "rate_limited"
@@ -238,13 +256,14 @@ def test_long_polls_count_against_the_address_open_streams_cap(capped: str) -> N
         at_once = requests.get(url, params={"after": version}, timeout=TIMEOUT)
         assert at_once.status_code == 200  # a read that does not wait holds no slot
         assert not any(f.done() for f in held)
-        seat_token = game.tokens[view(capped, game.id)["turn"]]
+        seat_token = game.tokens[view(base, game.id)["turn"]]
         assert seat_token is not None
-        assert play_turn(capped, game.id, seat_token, random.Random(3)) is not None
+        assert play_turn(base, game.id, seat_token, random.Random(3)) is not None
         woken = [f.result() for f in held]
     assert [r.status_code for r in woken] == [200] * STREAM_CAP
     assert all(r.json()["entries"] for r in woken)
-    # The slots came back with the answers.
-    again = [requests.get(url, params={"after": 0, "wait": 1}, timeout=TIMEOUT)]
-    again.append(requests.get(url, params={"after": 0, "wait": 1}, timeout=TIMEOUT))
-    assert [r.status_code for r in again] == [200, 200]
+    # The slots came back with the answers (given back before the answer is written), every
+    # one: two requests one after the other would pass with one of the two slots leaked.
+    assert slots_held(client) == 0
+    again = requests.get(url, params={"after": 0, "wait": 1}, timeout=TIMEOUT)
+    assert again.status_code == 200 and slots_held(client) == 0
