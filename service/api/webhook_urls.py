@@ -174,8 +174,11 @@ def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:
 
 #: IPv6 prefixes whose last 32 bits are an IPv4 address the network may reach through them:
 #: NAT64's well-known prefix (RFC 6052; an IPv6-only cluster's NAT64 gateway forwards to its
-#: VPC's private addresses) and the deprecated IPv4-compatible ::/96.
-_EMBEDS_IPV4 = tuple(ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "::/96"))
+#: VPC's private addresses), SIIT's IPv4-translated ::ffff:0:0:0/96 (RFC 7915, a stateless
+#: translator forwards it likewise) and the deprecated IPv4-compatible ::/96.
+_EMBEDS_IPV4 = tuple(
+    ipaddress.IPv6Network(prefix) for prefix in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96")
+)
 #: NAT64's local-use prefix (RFC 8215): a network takes from it a NAT64 prefix of any RFC 6052
 #: length, /48 to /96, and the IPv4 address sits at a place that length sets, so no reading of
 #: the address alone can tell it. None of it is taken for public.

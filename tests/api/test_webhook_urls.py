@@ -54,6 +54,8 @@ def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
         "64:ff9b:1::808:808",  # 8.8.8.8 under a /96 of the local-use prefix: which one is not known
         "2002:a00:5::1",  # 6to4 of 10.0.0.5
         "::127.0.0.1",  # IPv4-compatible (deprecated) loopback
+        "::ffff:0:a00:5",  # IPv4-translated 10.0.0.5 (SIIT, RFC 7915): a translator forwards it
+        "::ffff:0:a9fe:a9fe",  # IPv4-translated 169.254.169.254
         "ff05::1",  # multicast
         "224.0.0.1",  # multicast
     ],
@@ -67,5 +69,6 @@ def test_an_address_that_carries_a_private_one_is_not_public(address: str) -> No
 
 
 def test_an_address_that_carries_a_public_one_is_public() -> None:
-    for address in ("[64:ff9b::808:808]", "[2002:808:808::1]", "[::ffff:8.8.8.8]", "8.8.8.8"):
+    public = ("[64:ff9b::808:808]", "[2002:808:808::1]", "[::ffff:8.8.8.8]", "[::ffff:0:808:808]")
+    for address in (*public, "8.8.8.8"):
         assert refusal(f"https://{address}/hook", frozenset()) is None, address
