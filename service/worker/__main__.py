@@ -12,8 +12,16 @@ record says, whether or not a worker did it before, and exits (see :mod:`.backfi
 
 from __future__ import annotations
 
-import logging
 import os
+
+# The image sets PROMETHEUS_MULTIPROC_DIR for gunicorn, whose master creates that folder; the
+# worker's container shares the environment but not the folder (an empty /tmp), and every
+# metric created at import would fail to open its file there. The worker serves its own
+# metrics from memory (see :mod:`.metrics`): the setting is dropped before prometheus_client
+# is imported, which reads it then.
+os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+
+import logging
 import signal
 import socket
 import sys

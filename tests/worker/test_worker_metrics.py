@@ -5,6 +5,7 @@ and the worker plays it to its end."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,3 +65,22 @@ def test_the_worker_serves_no_metrics_unless_asked(redis_server: RedisServer) ->
     port = free_port()
     with worker({**ENV, "REDIS_URL": redis_server.url}), pytest.raises(requests.ConnectionError):
         scrape(port)
+
+
+def test_the_worker_runs_with_the_images_multiprocess_folder_set_and_absent(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The image sets PROMETHEUS_MULTIPROC_DIR for gunicorn, whose master creates the folder;
+    the worker's container has the same environment and an empty /tmp: it must start, serve
+    its metrics from its own memory, and write nothing into such a folder."""
+    port = free_port()
+    absent = tmp_path / "prometheus"
+    env = {
+        **ENV,
+        "REDIS_URL": redis_server.url,
+        "WORKER_METRICS_PORT": str(port),
+        "PROMETHEUS_MULTIPROC_DIR": str(absent),
+    }
+    with worker(env):
+        assert "worker_sweeps_total" in scrape(port)
+    assert not absent.exists()
