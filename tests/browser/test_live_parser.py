@@ -74,3 +74,47 @@ def test_every_cut_of_a_stream_reads_the_same_entries(tmp_path: Path) -> None:
     cuts = [[stream]] + [[stream[:i], stream[i:]] for i in range(1, len(stream))]
     read = entries_read(tmp_path, cuts)
     assert [cut for cut, seen in zip(cuts, read, strict=True) if seen != [1, 2, 3]] == []
+
+
+# A stream answered `held_ms` ago (Live.read's `since`) after `failures` drops in a row, whose
+# body then ends with no more bytes: the failure count Live keeps for its next backoff.
+HELD = """
+globalThis.window = { addEventListener() {}, removeEventListener() {} };
+const { Live } = await import("./live.js");
+const [failures, heldMs] = JSON.parse(process.argv[2]);
+const live = new Live("g", null, { onEntry() {}, onState() {} });
+live.control = {};
+live.watch = () => {};
+live.failures = failures;
+const read = async () => ({ done: true });
+await live.read({ getReader: () => ({ read }) }, live.control, Date.now() - heldMs);
+console.log(JSON.stringify(live.failures));
+"""
+
+
+def failures_after(tmp_path: Path, failures: int, held_ms: int) -> int:
+    for name in ("live.js", "api.js"):
+        shutil.copy(TABLE / name, tmp_path / name)
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    (tmp_path / "held.mjs").write_text(HELD)
+    done = subprocess.run(
+        ["node", "held.mjs", json.dumps([failures, held_ms])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    left: int = json.loads(done.stdout)
+    return left
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_a_stream_held_steady_then_ended_by_the_server_starts_the_backoff_over(
+    tmp_path: Path,
+) -> None:
+    # Held 6 s (past STEADY_MS) and ended without a byte since its first (a server draining
+    # on a rollout before its first keep-alive): it worked, as one that brought a keep-alive.
+    assert failures_after(tmp_path, 3, 6000) == 0
+    # Ended at once: the backoff goes on where it was.
+    assert failures_after(tmp_path, 3, 0) == 3

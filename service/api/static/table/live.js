@@ -160,9 +160,12 @@ export class Live {
     let afterCR = false; // the text so far ends with a CR
     for (;;) {
       const { value, done } = await reader.read();
-      if (done || control !== this.control) return;
-      this.watch(control);
+      if (control !== this.control) return;
+      // Held STEADY_MS, it worked, whether a read came after that or the server then ended it
+      // (a rollout's drain before the first keep-alive); a silent one the watch aborts is not.
       if (Date.now() - since >= STEADY_MS) this.failures = 0;
+      if (done) return;
+      this.watch(control);
       const text = decoder.decode(value, { stream: true });
       // A CRLF cut between two reads: its CR ended the line, its LF is not an empty line (which
       // would end the message after its `event:` line, its data then sent as another type).
