@@ -2,7 +2,8 @@
 same error, and thousands of requests a second would each write it.
 
 :func:`throttled` writes a line at most once per :data:`PERIOD_SECONDS` per process for each
-distinct text; the next one it writes says how many identical lines it held back meanwhile.
+distinct text; the lines it held back are told by the next one it writes, or, when none comes
+within the period (the outage is over), by a line of their own at the period's end.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 #: The shortest time between two identical lines of one process.
 PERIOD_SECONDS = 1.0
@@ -26,19 +28,36 @@ class Throttle:
         self.lock = threading.Lock()
         self.texts: dict[str, tuple[float, int]] = {}
 
-    def admit(self, text: str) -> int | None:
+    def admit(self, text: str, late: Callable[[int], None] = lambda _: None) -> int | None:
         """None when ``text`` went out within the period (counted as held back), else how many
-        identical lines were held back since it last went out."""
+        identical lines were held back since it last went out. ``late(n)`` is called at the
+        period's end with the ``n`` held back when no identical line came to tell them."""
         now = time.monotonic()
         with self.lock:
             last, held = self.texts.get(text, (float("-inf"), 0))
             if now - last < self.period:
                 self.texts[text] = (last, held + 1)
+                if not held:  # the first held back of this period: tell them at its end
+                    timer = threading.Timer(
+                        last + self.period - now, self._flush, (text, last, late)
+                    )
+                    timer.daemon = True
+                    timer.start()
                 return None
             if len(self.texts) >= MAX_TEXTS and text not in self.texts:
                 self.texts.clear()
             self.texts[text] = (now, 0)
             return held
+
+    def _flush(self, text: str, last: float, late: Callable[[int], None]) -> None:
+        """The period that began at ``last`` is over: its held-back lines, unless a line went
+        out since and told them."""
+        with self.lock:
+            seen = self.texts.get(text)
+            if seen is None or seen[0] != last or not seen[1]:
+                return
+            self.texts[text] = (time.monotonic(), 0)
+        late(seen[1])
 
 
 _THROTTLE = Throttle()
@@ -50,7 +69,12 @@ def throttled(logger: logging.Logger, level: int, message: str, *args: object) -
     if not logger.isEnabledFor(level):
         return
     text = message % args if args else message
-    held = _THROTTLE.admit(f"{logger.name}:{level}:{text}")
+
+    def told(held: int) -> None:
+        # A line of its own: it stands for the held-back lines only, not for one more.
+        logger.log(level, "%s (%d identical lines were suppressed)", text, held)
+
+    held = _THROTTLE.admit(f"{logger.name}:{level}:{text}", told)
     if held is None:
         return
     if held:
