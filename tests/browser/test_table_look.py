@@ -673,6 +673,44 @@ def test_on_a_phone_the_turn_brings_the_hand_into_view(
     screenshot(other, "turn-came-1280")
 
 
+def test_while_the_turns_view_is_refused_renders_do_not_pull_the_page_back_to_the_hand(
+    table_server: str, new_page: Pages
+) -> None:
+    """The hand is brought into view once per turn, when the turn's view has come: while the
+    view is refused (a 503), the renders that come meanwhile (another seat arriving) leave a
+    player who scrolled up to read the trains where they are."""
+    game = create_game(
+        table_server, {"players": ["ann", "bo", "cy", "di"], "seed": 4, "turn_seconds": 120}
+    )
+    game.api("POST", "/deal", game.host_token)
+    turn = game.api("GET")["turn"]
+    after = (turn + 1) % 4
+    other = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
+    new_page.log(other).allow(r"status of 503")
+    hold(other, game, after, "en")
+    assert other.evaluate("scrollY") == 0
+    view = re.compile(rf"/api/v1/games/{game.game_id}(\\?.*)?$")
+    refused = '{"type": "about:blank", "title": "Service Unavailable", "status": 503}'
+    other.route(
+        view,
+        lambda route: route.fulfill(
+            status=503, body=refused, content_type="application/problem+json"
+        ),
+    )
+    moves = game.api("GET", "/legal-moves", game.tokens[turn])["moves"]
+    play = next(m for m in moves if m["action"] == "play")
+    game.api("POST", "/moves", game.tokens[turn], json=play)
+    game.api("POST", "/moves", game.tokens[turn], json={"action": "end_turn"})
+    expect(other.locator(".turn-banner.mine")).to_be_visible()
+    other.wait_for_timeout(1500)  # the view asked for and refused; a smooth scroll's end
+    other.evaluate("window.scrollTo({top: 0, behavior: 'instant'})")
+    third = new_page(viewport=PHONE)
+    hold(third, game, (after + 1) % 4, "en")  # its presence reaches the table: a render
+    other.wait_for_timeout(3000)
+    assert other.evaluate("scrollY") == 0
+    other.unroute(view)
+
+
 def marked_trains() -> dict[str, Any]:
     """A double-6 round of ann and bo, ann to play, both trains marked open to all."""
     trains = {"0": [[6, 2], [2, 2]], "1": [[6, 4]], "mexican": [[6, 5]]}

@@ -709,8 +709,10 @@ class Table {
     this.placeFocus({ focused, inHand, handIndex, myTurn });
     this.showResults();
     if (myTurn && !this.wasMyTurn) announce(t("announce.your_turn"));
-    // Until the turn's legal moves come the rack may still grow (its hint, the tiles marked).
-    this.handDue = myTurn && (this.handDue || !this.wasMyTurn) && !(this.showHand() && this.settled);
+    // Once the turn's legal moves came (until then the rack may still grow: its hint, the tiles
+    // marked), and once only: a render before that or after it leaves the page where the
+    // player scrolled it.
+    this.handDue = myTurn && (this.handDue || !this.wasMyTurn) && !(this.settled && this.showHand());
     this.wasMyTurn = myTurn;
   }
 
