@@ -13,7 +13,8 @@ from mexican_train_client import Client, RetryPolicy, TransportError
 from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer, free_port
 
-#: How long the server is down while the call retries: past the old default's second.
+#: How long the server is down while the call retries: well past a second of retries, short
+#: of the default policy's 15 s.
 DOWN_SECONDS = 8.0
 
 
