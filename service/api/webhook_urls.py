@@ -187,12 +187,13 @@ _LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Whether a connection to ``ip`` reaches the public internet only. ``is_global`` alone
-    takes an IPv6 address that carries a private IPv4 one (6to4, NAT64) for public, and a
-    multicast one too."""
+    takes an IPv6 address that carries a private IPv4 one (6to4, NAT64) for public, a
+    multicast one and a site-local one too."""
     if not ip.is_global or ip.is_multicast:
         return False
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip in _LOCAL_NAT64:
+        # Site-local (fec0::/10) is deprecated, not gone: a network may still route it inside.
+        if ip in _LOCAL_NAT64 or ip.is_site_local:
             return False
         inner = ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
         if inner is None and any(ip in prefix for prefix in _EMBEDS_IPV4):

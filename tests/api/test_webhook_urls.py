@@ -56,13 +56,14 @@ def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
         "::127.0.0.1",  # IPv4-compatible (deprecated) loopback
         "::ffff:0:a00:5",  # IPv4-translated 10.0.0.5 (SIIT, RFC 7915): a translator forwards it
         "::ffff:0:a9fe:a9fe",  # IPv4-translated 169.254.169.254
+        "fec0::1",  # site-local (deprecated, still routed inside some networks)
         "ff05::1",  # multicast
         "224.0.0.1",  # multicast
     ],
 )
 def test_an_address_that_carries_a_private_one_is_not_public(address: str) -> None:
     """``is_global`` takes these for public: an IPv6 address that embeds a private IPv4 one,
-    or a multicast group."""
+    a site-local one, or a multicast group."""
     host = f"[{address}]" if ":" in address else address
     why = refusal(f"https://{host}/hook", frozenset())
     assert why is not None and "not public" in why, why
