@@ -14,6 +14,7 @@ may see a delivery twice and tells by its ``webhook-id``, which every attempt sh
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import logging
 import socket
 import ssl
@@ -42,10 +43,14 @@ SEND_TIMEOUT_SECONDS = 5.0
 ATTEMPT_SECONDS = 10.0
 #: Deliveries in flight at once per worker process.
 THREADS = 8
-#: Deliveries in flight at once to one host (the URL's host name, as the URL policy judges it):
-#: receivers on one host that answer slowly, or whose name server does, hold no more of the
-#: THREADS, and every other host's deliveries go on.
+#: Deliveries in flight at once to one host: receivers on one host that answer slowly, or
+#: whose name server does, hold no more of the THREADS, and every other host's deliveries go
+#: on. Counted twice: by the URL's host name before its lookup (a slow name server), and by the
+#: network of the address it resolved to (names cost nothing to make, addresses do).
 DELIVERIES_PER_HOST = 2
+#: The network a receiver's address is counted by: one machine, or one IPv6 subnet, which a
+#: single host is commonly given whole.
+RECEIVER_PREFIX = {4: 32, 6: 64}
 #: A delivery whose host has DELIVERIES_PER_HOST in flight is due again this much later, or
 #: BUSY_HOST_WAIT_SHARE of its age (since its first try) if longer, up to BUSY_HOST_WAIT_MAX_MS.
 #: It was not attempted: its attempts, backoff and hour to give up in are left as they were.
@@ -127,17 +132,21 @@ class Sender:
             return
         host = host_of(hook.url)
         if not self._take_host(host):
-            if now_ms() - delivery.first_ms >= self.give_up_ms:
-                # As an attempt would: a host kept busy must not keep its deliveries for ever.
-                log.warning("webhook %s dropped: gave up (host busy)", delivery.delivery_id)
-                self.hooks.done(delivery)
-            else:
-                self.hooks.retry(delivery, now_ms() + busy_host_wait_ms(delivery))
+            self._put_back_busy(delivery)
             return
         try:
             self.attempt(hook, delivery)
         finally:
             self._give_host(host)
+
+    def _put_back_busy(self, delivery: Delivery) -> None:
+        """Not attempted, since its host is busy: due again later, or dropped past its hour as
+        an attempt would drop it (a host kept busy must not keep its deliveries for ever)."""
+        if now_ms() - delivery.first_ms >= self.give_up_ms:
+            log.warning("webhook %s dropped: gave up (host busy)", delivery.delivery_id)
+            self.hooks.done(delivery)
+        else:
+            self.hooks.retry(delivery, now_ms() + busy_host_wait_ms(delivery))
 
     def _take_host(self, host: str) -> bool:
         with self.in_flight_lock:
@@ -153,15 +162,31 @@ class Sender:
                 del self.in_flight[host]
 
     def attempt(self, hook: Hook, delivery: Delivery) -> None:
-        """Send once; then done, dropped (refused URL, or an hour of failures), or due later."""
+        """Send once; then done, dropped (refused URL, or an hour of failures), or due later;
+        or put back unattempted when the address it resolved to is busy."""
         deadline = time.monotonic() + ATTEMPT_SECONDS
         try:
             where: Target | str | None = target(hook.url, self.allow, deadline)
         except TimeoutError as err:  # a failed attempt, tried again later
             log.info("webhook %s: %s", delivery.delivery_id, err)
             where = None
-        why = where if isinstance(where, str) else None
-        if isinstance(where, Target) and self.send(where, hook, delivery, deadline):
+        if not isinstance(where, Target):  # refused (its reason), or not looked up in time
+            self._after(delivery, sent=False, why=where)
+            return
+        receiver = receiver_of(where)
+        if not self._take_host(receiver):
+            self._put_back_busy(delivery)
+            return
+        try:
+            sent = self.send(where, hook, delivery, deadline)
+        finally:
+            self._give_host(receiver)
+        self._after(delivery, sent=sent, why=None)
+
+    def _after(self, delivery: Delivery, *, sent: bool, why: str | None) -> None:
+        """Done when sent; dropped when refused (``why``) or after an hour of failures; else
+        due again after the backoff."""
+        if sent:
             self.hooks.done(delivery)
         elif why is not None or now_ms() - delivery.first_ms >= self.give_up_ms:
             log.warning("webhook %s dropped: %s", delivery.delivery_id, why or "gave up")
@@ -245,6 +270,13 @@ def busy_host_wait_ms(delivery: Delivery) -> int:
     waited = max(0, now_ms() - delivery.first_ms)
     share = int(waited * BUSY_HOST_WAIT_SHARE)
     return min(BUSY_HOST_WAIT_MAX_MS, max(BUSY_HOST_WAIT_MS, share))
+
+
+def receiver_of(where: Target) -> str:
+    """The network a delivery to ``where`` counts against: that of the address it connects to
+    first (distinct from any host name, which never holds a slash)."""
+    address = ipaddress.ip_address(where.addresses[0][1][0].split("%")[0])
+    return str(ipaddress.ip_network((address, RECEIVER_PREFIX[address.version]), strict=False))
 
 
 def host_of(url: str) -> str:

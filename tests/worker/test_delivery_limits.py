@@ -1,7 +1,7 @@
 """Limits of webhook deliveries that a receiver's side cannot stretch: the lookup of its name
 counts within an attempt's time, and one host's slow receivers hold at most
-DELIVERIES_PER_HOST of the sending threads. Sent by the worker's own Sender on a real Redis, to
-receivers the tests start."""
+DELIVERIES_PER_HOST of the sending threads, under one name or many. Sent by the worker's own
+Sender on a real Redis, to receivers the tests start."""
 
 from __future__ import annotations
 
@@ -150,6 +150,40 @@ def test_one_hosts_slow_receivers_leave_the_other_hosts_their_threads(hooks: Web
         with slow.lock:
             assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
     for _ in range(deliveries.THREADS):  # the slow host's attempts ended with its connections
+        assert sender.free.acquire(timeout=15)
+
+
+def test_many_names_for_one_slow_receiver_leave_the_other_hosts_their_threads(
+    hooks: Webhooks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, with the slow receiver's deliveries spread over five names that all resolve
+    to it (a wildcard DNS zone costs nothing): counted by name only, the five take every thread.
+    The resolver is the one stand-in: ``nN.example`` resolves to 127.0.0.2."""
+    real = socket.getaddrinfo
+
+    def wildcard(host: Any, *args: Any, **kwargs: Any) -> Any:
+        return real("127.0.0.2" if str(host).endswith(".example") else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", wildcard)
+    names = [f"n{n}.example" for n in range(5)]
+    with holding("127.0.0.2") as slow, receiver() as fast:
+        port = slow.url.rsplit(":", 1)[1]
+        first = now_ms() - 1_000
+        for n in range(deliveries.THREADS + 2):
+            queued(hooks, f"http://{names[n % len(names)]}:{port}/turns", n, first)
+        queued(hooks, f"{fast.url}/turns", 99, now_ms())
+        allow = allowed_hosts(",".join(["127.0.0.1", *names]))
+        sender = Sender(hooks, allow, RETRY_MS, GIVE_UP_MS)
+        stop = threading.Event()
+        threading.Thread(target=sender.run, args=(stop,), daemon=True).start()
+        try:
+            got = fast.next(timeout=5)
+        finally:
+            stop.set()
+        assert got.path == "/turns"
+        with slow.lock:
+            assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
+    for _ in range(deliveries.THREADS):
         assert sender.free.acquire(timeout=15)
 
 
