@@ -185,7 +185,11 @@ def test_four_hard_bots_play_in_the_background_and_other_games_keep_their_pace(
         f"\nhard table answered in {answered:.3f} s; other game's delivery over {len(delays)} "
         f"moves: median {statistics.median(delays) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
     )
-    assert answered < 2.0
+    # The creation plays only what its budget allows and hands the rest to the worker: its
+    # answer shows a game not over. The wall-clock bound is loose (a loaded machine took 2.1 s);
+    # it still catches a request that plays the whole game, which took tens of seconds.
+    assert hard["status"] != "game_over", hard["status"]
+    assert answered < 10.0
     assert final["status"] == "game_over"
     assert p99 < 1.0
 
