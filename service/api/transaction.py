@@ -123,6 +123,9 @@ class Decision:
     secret: bool = False
     rematch: bytes = b""  # a rematch's id and sealed tokens, stored with the change
     spends: str | None = None  # a one-time ticket's key, spent by the same compare-and-set
+    # The seat the caller takes with a new token (a join, a seek, a claim): taking it is its
+    # holder's request, so the change marks it present (the caller's own token is not it).
+    takes: int | None = None
 
 
 Decide = Callable[[Loaded], Decision]
@@ -232,6 +235,8 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
     payload = orjson.dumps(body)
     kept = KeptResponse(status, payload, decision.secret) if g.idem_key is not None else None
     change = change_of(g, applied, decision.seat_digests, decision.rematch, decision.spends)
+    taken = None if decision.takes is None else (decision.takes, applied[0].record.at_ms)
+    seen = taken or g.seen  # the change carries one mark: a caller's own is then written alone
     try:
         store().save(
             g.record.game_id,
@@ -241,12 +246,13 @@ def _save(g: Loaded, decision: Decision, applied: Sequence[Applied]) -> Response
             token=g.scope,
             idempotency_key=g.idem_key,
             dealt=lives_long(g.state, g.table),
-            seen=g.seen,
+            seen=seen,
             due=server_due(g.state, g.table, now_ms()),
         )
-        if g.seen is not None:
-            marked(g.record.game_id, *g.seen)
-        g.seen = None  # stored with the change
+        if seen is not None:
+            marked(g.record.game_id, *seen)
+        if seen == g.seen:
+            g.seen = None  # stored with the change
     except VersionConflict as conflict:
         raise _Refused(conflict.current) from None
     except GameNotFound:

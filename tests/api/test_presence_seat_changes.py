@@ -14,7 +14,7 @@ from service.api.records import KNOWN
 from service.store.keys import presence_key
 from service.store.presence import Presence
 
-from .conftest import bearer, dealt_game
+from .conftest import bearer, dealt_game, new_game
 
 
 def fields(r: redis.Redis, game_id: str) -> set[str]:
@@ -70,3 +70,44 @@ def test_a_token_revoked_behind_a_known_copy_marks_nothing(
     r = game.move(seat, move, **{"If-Match": f'"{version}"'})
     assert r.status_code == 401, r.json
     assert f"r{seat}" not in fields(redis_client, game.id)
+
+
+def present_after(client: FlaskClient, game_id: str) -> list[bool]:
+    """The seats present in the public view (no seat token marks anything), at once and once
+    this process's copy of the presence is read again from the store."""
+    url = f"/api/v1/games/{game_id}"
+    at_once = [p["present"] for p in client.get(url).json["players"]]
+    time.sleep(READ_EVERY_MS / 1000 + 0.1)
+    assert [p["present"] for p in client.get(url).json["players"]] == at_once
+    return at_once
+
+
+def test_a_seat_taken_with_an_invite_is_present_at_once(client: FlaskClient) -> None:
+    r = client.post("/api/v1/games", json={"players": ["ann", {"open": True}]})
+    assert r.status_code == 201, r.json
+    gid, invite = r.json["game_id"], r.json["seats"][1]["invite"]
+    client.get(f"/api/v1/games/{gid}")  # this process holds a copy of the presence
+    r = client.post(f"/api/v1/games/{gid}/join", json={"invite": invite, "name": "bo"})
+    assert r.status_code == 201, r.json
+    assert present_after(client, gid) == [False, True]
+
+
+def test_seats_taken_by_seeks_are_present_at_once(client: FlaskClient) -> None:
+    body = {"name": "ann", "players": 2, "turn_seconds": 0}
+    first = client.post("/api/v1/lobby/seek", json=body)
+    assert first.status_code == 201, first.json
+    gid = first.json["game_id"]
+    assert present_after(client, gid) == [True, False]  # the seek that made the table
+    second = client.post("/api/v1/lobby/seek", json={**body, "name": "bo"})
+    assert second.status_code == 201, second.json
+    assert second.json["game_id"] == gid
+    assert present_after(client, gid) == [True, True]
+
+
+def test_a_seat_moved_by_a_transfer_claim_is_present_at_once(client: FlaskClient) -> None:
+    game = new_game(client, players=["ann", "bo"])
+    issued = client.post(f"{game.url}/transfers", headers=bearer(game.seats[1]))
+    assert issued.status_code == 201, issued.json
+    r = client.post(f"{game.url}/transfers/claim", json={"ticket": issued.json["ticket"]})
+    assert r.status_code == 201, r.json
+    assert present_after(client, game.id) == [False, True]

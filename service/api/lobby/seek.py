@@ -23,6 +23,7 @@ from ..codes import Problem
 from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..owed import owe
+from ..presence import mark_alone
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -198,7 +199,7 @@ def sit(g: Loaded, claimed: int, wanted: Seek, offered: list[bytes] | None = Non
     def answer(g: Loaded, version: int, _: Any) -> tuple[int, dict[str, Any]]:
         return 201, {"game_id": g.record.game_id, "version": version, "seat": seat, "token": token}
 
-    return Decision(record, seat_events(record), digests, answer=answer, secret=True)
+    return Decision(record, seat_events(record), digests, answer=answer, secret=True, takes=seat)
 
 
 def not_seated(g: Loaded, wanted: Seek) -> None:
@@ -258,4 +259,6 @@ def make_table(game_id: str, wanted: Seek, offered: list[bytes] | None = None) -
             "table_token": game.table_token,
         }
 
-    return create(game, None, answer, lambda made: f"/api/v1/games/{made}")
+    made = create(game, None, answer, lambda made: f"/api/v1/games/{made}")
+    mark_alone(game_id, 0, created)  # the seeker's own request: seat 0 is at the table
+    return made

@@ -110,7 +110,7 @@ def join(g: Loaded, digest: str, name: str, player: str | None = None) -> Decisi
         joined = {"game_id": g.record.game_id, "version": version, "seat": seat}
         return 201, {**joined, "name": name, "token": token}
 
-    return Decision(record, seat_events(record), digests, answer=answer, secret=True)
+    return Decision(record, seat_events(record), digests, answer=answer, secret=True, takes=seat)
 
 
 @blp.route("/games/<string:game_id>/seats/<int:seat>")

@@ -133,7 +133,7 @@ def _moved(g: Loaded, moved: Transfer, spends: str) -> Decision:
         return 201, {**body, "version": version}
 
     digests = with_seat_token(g, seat, token)
-    return Decision(record, [], digests, answer=answer, secret=True, spends=spends)
+    return Decision(record, [], digests, answer=answer, secret=True, spends=spends, takes=seat)
 
 
 def used() -> ApiError:
