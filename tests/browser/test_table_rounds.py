@@ -99,7 +99,9 @@ def test_a_whole_game_with_automatic_deals_shows_every_rounds_summary(
             assert row["pips"] == rounds[round_ - 1], (round_, seat, summary)
             assert row["total"] == sum(rounds[:round_]), (round_, seat, summary)
         out = [s for s, row in summary["rows"].items() if row["left"] == "0"]
-        if out:
+        if out == [0]:  # the page is seat 0's: its own going out is told as "you"
+            title = words("summary.you_went_out", round=round_, rounds=ROUNDS)
+        elif out:
             title = words("summary.went_out", round=round_, rounds=ROUNDS, name=names[out[0]])
         else:
             title = words("summary.blocked", round=round_, rounds=ROUNDS)

@@ -449,6 +449,40 @@ def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page
     expect(page.locator("#results .tie-break")).to_have_count(0)
 
 
+@pytest.mark.parametrize("language", ["en", "sw"])
+def test_a_round_summary_tells_its_reader_they_went_out(
+    table_server: str, page: Page, screenshot: Callable[..., Path], language: str
+) -> None:
+    """The summary's heading speaks to its reader as the move log does: "you went out", not
+    the reader's own name in the third person; another player who went out is named."""
+    game = create_from_position(table_server, last_round(9, 4))
+    hold_seat(page, game, 0, language=language)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    title = page.locator('.round-summary[data-round="2"] h2')
+    expect(title).to_have_text(words("summary.you_went_out", language, round=2, rounds=2))
+    screenshot(page, "you-went-out")
+
+    hands = [[[2, 3], [1, 4]], [[4, 5]]]
+    trains = {"0": [[6, 2]], "1": [[6, 4]], "mexican": None}
+    game = create_from_position(table_server, position(hands, trains, []))
+    hold_seat(page, game, 0, language=language)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-3"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(page, game.version())
+    game.api(
+        "POST", "/moves", game.tokens[1], json={"action": "play", "tile": [4, 5], "train": "1"}
+    )
+    rounds = game.api("GET")["rounds"]
+    title = page.locator('.round-summary[data-round="1"] h2')
+    expect(title).to_have_text(
+        words("summary.went_out", language, round=1, rounds=rounds, name="bo")
+    )
+    screenshot(page, "bo-went-out")
+
+
 def test_at_the_games_end_the_winner_comes_first_and_takes_the_focus(
     table_server: str, page: Page
 ) -> None:

@@ -70,9 +70,11 @@ export function summaryOfScore(view, score, mySeat) {
   };
 }
 
+// Told to the reader as the move log tells it: the reader who went out is "you".
 function headline(s) {
-  const names = s.out.map((seat) => s.names[seat]);
-  if (s.blocked || !names.length) return t("summary.blocked", { round: s.round, rounds: s.rounds });
+  if (s.blocked || !s.out.length) return t("summary.blocked", { round: s.round, rounds: s.rounds });
+  if (s.out.length === 1 && s.out[0] === s.mySeat) return t("summary.you_went_out", { round: s.round, rounds: s.rounds });
+  const names = s.out.map((seat) => (seat === s.mySeat ? `${s.names[seat]} ${t("summary.you")}` : s.names[seat]));
   return t("summary.went_out", { round: s.round, rounds: s.rounds, name: names.join(", ") });
 }
 
