@@ -140,6 +140,45 @@ def test_a_refused_stream_is_raised_with_its_code_when_its_wait_is_too_long(
     assert info.value.code == "rate_limited" and info.value.retry_after == 10
 
 
+def test_a_429_whose_wait_ends_past_give_up_after_is_raised_at_once(
+    redis_server: RedisServer,
+) -> None:
+    """The server's own rate limit answers 429 with the seconds left in its minute (up to 60):
+    a wait the policy's ``max_retry_after`` would allow, but that ends after ``give_up_after``,
+    is not slept (the call would last a minute where the caller allowed 5 s): the server's
+    answer is raised at once."""
+    env = {"RATE_LIMIT_PER_MINUTE": "1", "LOG_LEVEL": "warning"}
+    patient = RetryPolicy(attempts=4, base=0.01, cap=0.05, give_up_after=5, max_retry_after=120)
+    with start_gunicorn(redis_server.url, env=env) as base, Client(base, retry=patient) as c:
+        created = c.create_game(["ann", "bo"], seed=1)  # no token: not counted
+        gid, host = created["game_id"], created["host_token"]
+        c.view(gid, token=host)  # the minute's one request of this token on this game
+        t0 = time.monotonic()
+        with pytest.raises(RateLimited) as info:
+            c.view(gid, token=host)
+        assert time.monotonic() - t0 < 3
+    assert info.value.code == "rate_limited"
+    assert info.value.retry_after is not None and info.value.retry_after > 5
+
+
+def test_a_refused_stream_whose_wait_ends_past_give_up_after_is_raised_at_once(
+    redis_server: RedisServer,
+) -> None:
+    """The same for a stream refused with ``Retry-After: 10`` (the address's streams): within
+    ``max_retry_after``, past ``give_up_after``."""
+    env = {"STREAMS_PER_ADDRESS": "1", "GUNICORN_THREADS": "8", "LOG_LEVEL": "warning"}
+    patient = RetryPolicy(attempts=4, base=0.01, cap=0.05, give_up_after=2, max_retry_after=30)
+    with start_gunicorn(redis_server.url, env=env) as base, Client(base, retry=patient) as c:
+        gid = c.create_game(["ann", "bo"], seed=1)["game_id"]
+        url = f"{base}/api/v1/games/{gid}/events"
+        held = requests.get(url, headers={"Accept": "text/event-stream"}, stream=True, timeout=10)
+        t0 = time.monotonic()
+        with held, pytest.raises(RateLimited) as info:  # the address's one stream is taken
+            next(iter(c.events(gid)))
+        assert time.monotonic() - t0 < 2
+    assert info.value.code == "rate_limited" and info.value.retry_after == 10
+
+
 def test_a_stale_seat_change_rereads_the_game(client: Client) -> None:
     created = client.create_game(["ann", "bo"], seed=1)
     gid, host = created["game_id"], created["host_token"]

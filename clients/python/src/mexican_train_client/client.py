@@ -78,6 +78,15 @@ class RetryPolicy:
         was at ``started`` (``time.monotonic()``)."""
         return attempt + 1 < self.attempts and time.monotonic() - started < self.give_up_after
 
+    def waits_out(self, wait: float | None, started: float) -> bool:
+        """Whether a ``Retry-After`` of ``wait`` seconds is to be waited out by a call whose
+        first try was at ``started``: not past ``max_retry_after``, nor past ``give_up_after``
+        (asked again only after the call gave up, the server's answer is the call's)."""
+        if wait is None:
+            return True
+        left = self.give_up_after - (time.monotonic() - started)
+        return wait <= self.max_retry_after and wait <= left
+
 
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date)."""
@@ -226,7 +235,7 @@ class Client:
         if not self.retry.more(attempt, started):
             raise err
         if status == 429 or (status in _RETRY_STATUSES and err.retry_after is not None):
-            if err.retry_after is not None and err.retry_after > self.retry.max_retry_after:
+            if not self.retry.waits_out(err.retry_after, started):
                 raise err  # asking sooner would only be refused again
             wait = err.retry_after
             time.sleep(wait if wait is not None else self.retry.backoff(attempt, self._rng))
@@ -514,9 +523,9 @@ class Client:
 
     def _wait_out(self, err: ApiError, failures: int, since: float) -> None:
         """Wait as a stream's refusal says before the next connection; raise it when the
-        retries are spent or the wait is past ``retry.max_retry_after``."""
+        retries are spent or the wait is too long (``RetryPolicy.waits_out``)."""
         wait = err.retry_after
-        if not self.retry.more(failures - 1, since) or (wait or 0) > self.retry.max_retry_after:
+        if not self.retry.more(failures - 1, since) or not self.retry.waits_out(wait, since):
             raise err
         time.sleep(wait if wait is not None else self.retry.backoff(failures - 1, self._rng))
 
