@@ -34,6 +34,7 @@ from service import rules
 from service.rules import Role, RoleKind, Status
 from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
 from service.seating import Applied, Seat, SeatKind, Table, server_turns
+from service.seating.server_turns import FILL_BOT
 from service.store import (
     NO_TOKEN,
     Change,
@@ -512,7 +513,11 @@ def list_in_lobby(games: GameStore, game_id: str, table: Table) -> None:
 def delist_if_full(game_id: str, table: Table) -> None:
     """A public table leaves the lobby, and a seek table its bucket, once every seat is taken
     (owed if Redis refuses: the change that filled it is stored)."""
-    lobby = store().lobby
+    _delist_if_full(store(), game_id, table)
+
+
+def _delist_if_full(games: GameStore, game_id: str, table: Table) -> None:
+    lobby = games.lobby
     if table.full and table.listing.public:
         write_or_owe(f"delist:{game_id}", lambda: lobby.remove(game_id))
     if table.full and (bucket := table.listing.seek):
@@ -567,8 +572,9 @@ def reopen_if_held(
     """Reopen the seat that holds the token of ``digest``, if one does (named ``name(seat)``
     again): a seat taken by a change whose request failed (a Redis error, answered 503) but
     which Redis ran all the same. Nobody holds that token, so the seat would wait for nobody.
-    Not found (yet: a slow Redis may run it later), it is looked for again (owed.NotYet).
-    Runs on the owing thread: no app context, so the store comes in ``games``."""
+    A rated game dealt since gives it to a bot instead (:func:`_vacate`). Not found (yet: a
+    slow Redis may run it later), it is looked for again (owed.NotYet). Runs on the owing
+    thread: no app context, so the store comes in ``games``."""
     for _ in range(SERVER_ATTEMPTS):
         try:
             record = games.load(game_id)
@@ -579,10 +585,8 @@ def reopen_if_held(
         seat = record.seat_digests.index(digest)
         g = _loaded(record, Role.HOST, None, None)
         now = now_ms()
-        g.table.seats[seat] = Seat(SeatKind.OPEN)
-        g.state.players[seat] = name(seat)
-        reopened = Record(Kind.SEAT, By.AUTO, now, seat)
-        applied = [Applied(reopened, seat_events(reopened))]
+        vacated = _vacate(g, seat, name(seat), now)
+        applied = [Applied(vacated, seat_events(vacated))]
         change = change_of(g, applied, with_seat_token(g, seat, None))
         due = server_due(g.state, g.table, now)
         try:
@@ -592,8 +596,24 @@ def reopen_if_held(
         except (LogFull, GameNotFound):
             return
         hand_over(games.work, game_id, g.state, g.table, now)
-        _relist(games, game_id, g.table, now)
+        if g.table.full:
+            _delist_if_full(games, game_id, g.table)  # the failed seek gave the seat back
+        else:
+            _relist(games, game_id, g.table, now)
         return
+
+
+def _vacate(g: Loaded, seat: int, name: str, now: int) -> Record:
+    """Give up the seat whose token nobody holds: reopened (named ``name``), unless the game is
+    rated and was dealt (the change that took the seat may have filled the table and dealt):
+    such a game's seat reopens only before its first deal (``409 rated_game_dealt``), so it
+    goes to the bot a seek table fills with, as the host's handing it over would."""
+    g.state.players[seat] = name
+    if g.table.listing.rated and g.state.status is not Status.WAITING_DEAL:
+        g.table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=g.table.bot_player(FILL_BOT))
+        return Record(Kind.SEAT, By.AUTO, now, seat, text=FILL_BOT)
+    g.table.seats[seat] = Seat(SeatKind.OPEN)
+    return Record(Kind.SEAT, By.AUTO, now, seat)
 
 
 def _relist(games: GameStore, game_id: str, table: Table, now: int) -> None:

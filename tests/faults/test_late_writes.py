@@ -185,6 +185,45 @@ def test_a_seat_taken_by_a_seek_answered_503_opens_again_for_its_retry(
         assert mine.status_code == 200 and "hand" in mine.json(), mine.text
 
 
+def test_a_rated_seat_taken_by_a_seek_answered_503_after_the_deal_goes_to_a_bot(
+    redis_server: RedisServer,
+) -> None:
+    """As above at a rated table: cy's late seek fills it, and the same change deals. A rated
+    game's seat reopens only before its first deal (409 rated_game_dealt to its host), so the
+    seat nobody holds goes to the bot a seek table fills with, and the full table stays out of
+    its bucket: cy's retry starts a table of its own. Before, the seat was reopened in the
+    dealt game and cy's retry was seated there, mid-round."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        url = f"{base}/api/v1/lobby/seek"
+
+        def body(name: str) -> dict[str, Any]:
+            token = new_player(base, name)["player_token"]
+            return {"name": name, "player_token": token, "players": 3, "rated": True}
+
+        first = requests.post(url, json=body("ann"), timeout=30).json()
+        requests.post(url, json=body("bo"), timeout=30).raise_for_status()
+        gid, cy = first["game_id"], body("cy")
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode())
+        late = requests.post(url, json=cy, timeout=30)
+        assert late.status_code == 503, late.text
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        eventually(lambda: view(base, gid)["players"][2]["name"] != "cy", 10, "the seat stays cy's")
+        table = view(base, gid)
+        assert table["status"] == "in_round", table["status"]
+        assert [(p["open"], p["bot"]) for p in table["players"]] == [
+            (False, None),
+            (False, None),
+            (False, "planner"),
+        ]
+        again = requests.post(url, json=cy, timeout=30)
+        assert again.status_code == 201, again.text
+        assert again.json()["game_id"] != gid and again.json()["seat"] == 0
+
+
 @pytest.mark.parametrize("stored", [True, False], ids=["stored", "lost"])
 def test_a_table_filled_by_a_change_stored_after_its_request_timed_out_leaves_the_lobby(
     redis_server: RedisServer, stored: bool
