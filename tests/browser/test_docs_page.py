@@ -14,10 +14,13 @@ METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
 
 
 def documented_operations(base_url: str) -> set[str]:
+    """Every operation of the document: its paths', and the webhook deliveries it sends, which
+    Swagger UI lists by their names."""
     spec = requests.get(base_url + "/api/v1/openapi.json", timeout=10).json()
     return {
         f"{method.upper()} {path}"
-        for path, item in spec["paths"].items()
+        for section in ("paths", "webhooks")
+        for path, item in spec.get(section, {}).items()
         for method in item
         if method in METHODS
     }

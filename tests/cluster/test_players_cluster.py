@@ -25,9 +25,10 @@ from tests.players.test_presence import (  # noqa: F401
     test_presence_messages_on_sse_have_no_id,
 )
 from tests.players.test_ratings import (  # noqa: F401
+    test_a_dealt_rated_game_reopens_no_seat_so_no_second_account_reads_its_hand,
     test_a_rated_game_needs_a_player_or_a_bot_in_every_seat,
     test_a_rated_game_rates_every_seat_once_as_openskill_does,
-    test_a_seat_of_a_rated_game_reopened_mid_game_is_joined_by_a_player_only,
+    test_a_seat_of_a_rated_game_reopened_before_the_deal_is_joined_by_a_player_only,
     test_the_leaderboards_list_people_and_bots_apart,
 )
 from tests.players.test_rematch import (  # noqa: F401
