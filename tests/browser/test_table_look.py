@@ -819,8 +819,11 @@ def test_on_a_touch_screen_a_full_hand_wraps_in_tiles_a_finger_wide(
         assert len(tiles) == FULL_HAND, tiles
         small = [t for t in tiles if t["width"] < FINGER_PX or t["height"] < FINGER_PX]
         assert not small, (label, small)
-        hand = page.locator(".hand").bounding_box()
-        assert hand is not None
+        # Read in the page at once: a render between two reads may replace the hand's element.
+        hand = page.evaluate(
+            "(() => { const r = document.querySelector('.hand').getBoundingClientRect();"
+            " return {x: r.left, width: r.width}; })()"
+        )
         outside = [
             t for t in tiles if t["left"] < hand["x"] or t["right"] > hand["x"] + hand["width"]
         ]
