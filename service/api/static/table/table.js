@@ -997,15 +997,16 @@ class Table {
     // rounds scored 0, then the lowest non-zero single round).
     const best = this.score.players.find((p) => seats.includes(p.seat));
     const tied = best && this.score.players.some((p) => !seats.includes(p.seat) && p.total === best.total);
-    // Its key keeps the focus on it through the renders that follow (the hands revealed).
+    // Its keys keep the focus on it, or on a button of it, through the renders that follow (the
+    // hands revealed, a seat's presence).
     return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1", dataset: { key: "results" } },
       h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: winners.join(" & ") })),
       scoreTable(this.score, v),
       tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
       h("p", { class: "after-game" },
-        this.token ? h("button", { type: "button", class: "primary", id: "rematch", onclick: (event) => this.rematch(event.currentTarget) }, t("rematch.button")) : null,
+        this.token ? h("button", { type: "button", class: "primary", id: "rematch", dataset: { key: "rematch" }, onclick: (event) => this.rematch(event.currentTarget) }, t("rematch.button")) : null,
         " ",
-        h("a", { href: "#/", class: "button" }, t("score.new_game"))),
+        h("a", { href: "#/", class: "button", dataset: { key: "new-game" } }, t("score.new_game"))),
       this.token ? this.problemLine("rematch-problem") : null);
   }
 
