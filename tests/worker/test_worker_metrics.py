@@ -15,24 +15,20 @@ import requests
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer, free_port
 from devstack.worker import worker
-from service.store import keys
 from tests.eventually import eventually
 from tests.live.helpers import create, view
 from tests.metrics import metric_total
+from tests.worker.test_sweep import ENV, QUEUE, SWEEP
 
-ENV = {"MIN_TURN_SECONDS": "1", "LOG_LEVEL": "warning"}
-SWEEP = {"WORKER_SWEEP_MS": "300", "WORKER_SWEEP_GRACE_MS": "1000"}
-QUEUE = (keys.WORK_JOBS, keys.WORK_MORE, keys.WORK_DUE)
+
+def scrape(port: int) -> str:
+    return requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
 
 
 @pytest.fixture()
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer() as server:
         yield server
-
-
-def scrape(port: int) -> str:
-    return requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
 
 
 def test_the_workers_counters_move_as_it_sweeps_and_plays(redis_server: RedisServer) -> None:
