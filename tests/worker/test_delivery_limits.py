@@ -130,6 +130,23 @@ def holding(address: str) -> Iterator[Holding]:
         listener.close()
 
 
+def served_beside(hooks: Webhooks, allow: frozenset[str], slow: Holding, fast: Any) -> Sender:
+    """Run a sender until ``fast`` gets its delivery, queued behind ``slow``'s, within 5 s;
+    ``slow`` must have held 1 to DELIVERIES_PER_HOST connections at once. The sender, whose
+    threads end with the slow receiver's connections."""
+    sender = Sender(hooks, allow, RETRY_MS, GIVE_UP_MS)
+    stop = threading.Event()
+    threading.Thread(target=sender.run, args=(stop,), daemon=True).start()
+    try:
+        got = fast.next(timeout=5)
+    finally:
+        stop.set()
+    assert got.path == "/turns"
+    with slow.lock:
+        assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
+    return sender
+
+
 def test_one_hosts_slow_receivers_leave_the_other_hosts_their_threads(hooks: Webhooks) -> None:
     """Deliveries to one host that never answers, more than the sender has threads, queued
     first, then one to another host. Without a cap per host, every thread waits on the slow
@@ -139,16 +156,7 @@ def test_one_hosts_slow_receivers_leave_the_other_hosts_their_threads(hooks: Web
         for n in range(deliveries.THREADS + 2):
             queued(hooks, f"{slow.url}/turns", n, first)
         queued(hooks, f"{fast.url}/turns", 99, now_ms())
-        sender = Sender(hooks, allowed_hosts("127.0.0.1,127.0.0.2"), RETRY_MS, GIVE_UP_MS)
-        stop = threading.Event()
-        threading.Thread(target=sender.run, args=(stop,), daemon=True).start()
-        try:
-            got = fast.next(timeout=5)
-        finally:
-            stop.set()
-        assert got.path == "/turns"
-        with slow.lock:
-            assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
+        sender = served_beside(hooks, allowed_hosts("127.0.0.1,127.0.0.2"), slow, fast)
     for _ in range(deliveries.THREADS):  # the slow host's attempts ended with its connections
         assert sender.free.acquire(timeout=15)
 
@@ -172,17 +180,7 @@ def test_many_names_for_one_slow_receiver_leave_the_other_hosts_their_threads(
         for n in range(deliveries.THREADS + 2):
             queued(hooks, f"http://{names[n % len(names)]}:{port}/turns", n, first)
         queued(hooks, f"{fast.url}/turns", 99, now_ms())
-        allow = allowed_hosts(",".join(["127.0.0.1", *names]))
-        sender = Sender(hooks, allow, RETRY_MS, GIVE_UP_MS)
-        stop = threading.Event()
-        threading.Thread(target=sender.run, args=(stop,), daemon=True).start()
-        try:
-            got = fast.next(timeout=5)
-        finally:
-            stop.set()
-        assert got.path == "/turns"
-        with slow.lock:
-            assert 1 <= slow.most <= deliveries.DELIVERIES_PER_HOST, slow.most
+        sender = served_beside(hooks, allowed_hosts(",".join(["127.0.0.1", *names])), slow, fast)
     for _ in range(deliveries.THREADS):
         assert sender.free.acquire(timeout=15)
 
