@@ -80,6 +80,11 @@ bench-streams: install
 bench-lobby: install
 	$(PY) -m bench.bench_lobby
 
+.PHONY: bench-lobby-filter
+# One filtered lobby listing's Redis commands and wall time behind BENCH_LOBBY_OTHERS tables.
+bench-lobby-filter: install
+	$(PY) -m bench.bench_lobby_filter
+
 .PHONY: bench-wakeups
 # Per-node pub/sub counts on a local 3-master cluster for 30 bot games with a stream each;
 # BENCH_AGAINST=<another checkout> (e.g. a worktree of main) runs the same load on its code first.
