@@ -12,6 +12,7 @@ import orjson
 from service import rules
 from service.seating import Table
 from service.store import GameRecord
+from service.store.lobby import TableKind
 
 from .remembered import Remembered
 
@@ -86,6 +87,11 @@ class KnownRecords:
 
 
 KNOWN = KnownRecords(1024)
+
+
+def lobby_kind(state: rules.GameState, table: Table) -> TableKind:
+    """What the lobby's filters look at in a table, which says where the lobby lists it."""
+    return TableKind(str(state.rules.preset), state.n_players, table.turn_seconds)
 
 
 def table_of(record: GameRecord, state: rules.GameState, *, keep: bool = True) -> Table:

@@ -61,7 +61,7 @@ from .owed import NotYet, owe, write_or_owe
 from .presence import mark_alone, mark_due, mark_undue, marked, present, read_due, remember
 from .problems import ApiError, RateLimitPolicy, storage_full
 from .ratings import ends_rated_game, finish_pending, rate_game
-from .records import DECODED, KNOWN, table_of
+from .records import DECODED, KNOWN, lobby_kind, table_of
 from .store_access import store
 from .web import UNAUTHORIZED_HEADERS, bearer_token, json_response, missing_token
 
@@ -479,7 +479,7 @@ def create(
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
     if table.listing.public and not table.full:
-        list_in_lobby(store(), game_id, table)
+        list_in_lobby(store(), game_id, game.state, table)
     elif table.listing.seek:
         # Its seeker's claim put it in its bucket; bots took every other seat at once (a
         # fill of 0): no later seek may be offered one.
@@ -499,15 +499,15 @@ def list_as_seated(game_id: str, state: rules.GameState, table: Table) -> None:
     a rematch seat nobody claimed) is listed again, as API.md lists every public game with open
     seats; a full one leaves the lobby."""
     if table.listing.public and not table.full and state.status != Status.GAME_OVER:
-        list_in_lobby(store(), game_id, table)
+        list_in_lobby(store(), game_id, state, table)
     else:
         delist_if_full(game_id, table)
 
 
-def list_in_lobby(games: GameStore, game_id: str, table: Table) -> None:
+def list_in_lobby(games: GameStore, game_id: str, state: rules.GameState, table: Table) -> None:
     """List a public table, by its creation time (owed if Redis refuses)."""
-    lobby, listed = games.lobby, table.created_ms
-    write_or_owe(f"list:{game_id}", lambda: lobby.add(game_id, listed))
+    lobby, kind, listed = games.lobby, lobby_kind(state, table), {game_id: table.created_ms}
+    write_or_owe(f"list:{game_id}", lambda: lobby.add(kind, listed))
 
 
 def delist_if_full(game_id: str, table: Table) -> None:
@@ -553,7 +553,7 @@ def list_as_seated_if_stored(
         now_table = table_of(record, now_state)
         listing = now_table.listing
         if listing.public and not now_table.full and now_state.status != Status.GAME_OVER:
-            games.lobby.add(game_id, now_table.created_ms)
+            games.lobby.add(lobby_kind(now_state, now_table), {game_id: now_table.created_ms})
             return
         if not now_table.full:
             return
@@ -599,7 +599,7 @@ def reopen_if_held(
         if g.table.full:
             _delist_if_full(games, game_id, g.table)  # the failed seek gave the seat back
         else:
-            _relist(games, game_id, g.table, now)
+            _relist(games, game_id, g.state, g.table, now)
         return
 
 
@@ -616,14 +616,14 @@ def _vacate(g: Loaded, seat: int, name: str, now: int) -> Record:
     return Record(Kind.SEAT, By.AUTO, now, seat)
 
 
-def _relist(games: GameStore, game_id: str, table: Table, now: int) -> None:
+def _relist(games: GameStore, game_id: str, state: rules.GameState, table: Table, now: int) -> None:
     """A table with a seat open again is listed again, and back in its seek bucket if it had
     left it (filled by the change that took the seat), first in line; not once bots are to
     fill it. Owed if Redis refuses: the seat is open already, and a look at it again would
     find nothing to reopen."""
     lobby = games.lobby
     if table.listing.public:
-        list_in_lobby(games, game_id, table)
+        list_in_lobby(games, game_id, state, table)
     fill_at = table.listing.fill_at_ms
     if (bucket := table.listing.seek) and (fill_at is None or now < fill_at):
         taken = sum(1 for seat in table.seats if seat.kind != SeatKind.OPEN)

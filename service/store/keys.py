@@ -219,8 +219,23 @@ def leaderboard_key(kind: str) -> str:
     return f"{PREFIX}{{leaderboard}}:{kind}"
 
 
-#: Public tables with open seats, by creation time.
-LOBBY = f"{PREFIX}{{lobby}}:tables"
+def lobby_key(
+    preset: str | None = None, players: int | None = None, turn_seconds: int | None = None
+) -> str:
+    """The public tables with open seats that fit a filter (None: any value), by creation
+    time: one sorted set per combination of filters, all in the lobby's slot."""
+    fits = (("preset", preset), ("players", players), ("turn", turn_seconds))
+    named = ",".join(f"{name}={value}" for name, value in fits if value is not None)
+    return f"{PREFIX}{{lobby}}:by:{named or 'any'}"
+
+
+#: Public tables with open seats, by creation time (every kind).
+LOBBY = lobby_key()
+#: Each listed table's kind, which names the sorted sets that list it (same slot).
+LOBBY_KINDS = f"{PREFIX}{{lobby}}:kinds"
+#: Public tables listed without their kind (by a version that kept no per-filter sets): each
+#: listing moves some into the sets above, until none is left.
+LOBBY_UNSORTED = f"{PREFIX}{{lobby}}:tables"
 
 
 def seek_keys(bucket: str) -> tuple[str, str]:

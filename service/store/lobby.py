@@ -1,7 +1,12 @@
 """The lobby: public tables with open seats, and the seek buckets that quick play fills.
 
-- ``mt:{lobby}:tables`` sorted set: public tables with open seats, by creation time (a table
-  leaves once full; one that expired is dropped when a listing meets it).
+- ``mt:{lobby}:by:<filters>`` sorted sets: public tables with open seats, by creation time, one
+  set per combination of the listing's filters (``by:any``, ``by:players=4``,
+  ``by:preset=standard,players=4,turn=0``...), so that a filtered listing reads only tables that
+  fit it; ``mt:{lobby}:kinds`` hash: each listed table's kind, which names its sets. One script
+  lists a table in every set of its kind, another takes it out of all of them (a table leaves
+  once full; one that expired is dropped when a listing meets it). ``mt:{lobby}:tables``: tables
+  listed without a kind, which listings move into the sets (:meth:`Lobby.unsorted`).
 - ``mt:{seek:<digest of the bucket>}:order`` and ``:claims``: the tables made by seeks of one
   bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
   A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
@@ -10,6 +15,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import cast
 
 import redis
@@ -19,6 +27,51 @@ from . import keys, scripts
 
 #: The most tables a lobby listing returns.
 MAX_LISTED = 100
+#: The most tries of one delisting. A table listed between the read of its kind and the
+#: script is tried again; a table's kind never changes, so the second try finds it listed as
+#: read, or gone.
+DELIST_TRIES = 3
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What a listing asks for: a preset, a player count, a turn clock (None: any)."""
+
+    preset: str | None = None
+    players: int | None = None
+    turn_seconds: int | None = None
+
+    @property
+    def key(self) -> str:
+        return keys.lobby_key(self.preset, self.players, self.turn_seconds)
+
+
+@dataclass(frozen=True)
+class TableKind:
+    """What a listing's filters look at in a table; it never changes for a game."""
+
+    preset: str
+    players: int
+    turn_seconds: int
+
+    def sets(self) -> list[str]:
+        """The sorted sets that list a table of this kind: one per combination of filters."""
+        return [
+            keys.lobby_key(
+                self.preset if preset else None,
+                self.players if players else None,
+                self.turn_seconds if turn else None,
+            )
+            for preset, players, turn in itertools.product((True, False), repeat=3)
+        ]
+
+    def encode(self) -> str:
+        return f"{self.preset} {self.players} {self.turn_seconds}"
+
+    @classmethod
+    def decode(cls, raw: bytes) -> TableKind:
+        preset, players, turn_seconds = raw.decode().split(" ")
+        return cls(preset, int(players), int(turn_seconds))
 
 
 class Lobby:
@@ -29,25 +82,67 @@ class Lobby:
         self._forget = client.register_script(scripts.FORGET_SEEKER)
         self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
         self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
+        self._list = client.register_script(scripts.LIST_TABLES)
+        self._delist_tables = client.register_script(scripts.DELIST_TABLES)
 
-    def page(self, below: float | None, skip: int, count: int) -> list[tuple[str, float]]:
-        """Listed tables and their listing times, newest first: ``count`` at most of those
-        listed at ``below`` or before (every one: None), after the ``skip`` newest of them."""
+    def page(
+        self, wanted: Filter, below: float | None, skip: int, count: int
+    ) -> list[tuple[str, float]]:
+        """Listed tables that fit ``wanted`` and their listing times, newest first: ``count`` at
+        most of those listed at ``below`` or before (every one: None), after the ``skip``
+        newest of them."""
         top: float | str = "+inf" if below is None else below
         found = cast(
             "list[tuple[bytes, float]]",
             self.client.zrevrangebyscore(
-                keys.LOBBY, top, "-inf", start=skip, num=count, withscores=True
+                wanted.key, top, "-inf", start=skip, num=count, withscores=True
             ),
         )
         return [(raw.decode(), score) for raw, score in found]
 
-    def add(self, game_id: str, created_ms: int) -> None:
-        self.client.zadd(keys.LOBBY, {game_id: created_ms})
+    def unsorted(self, count: int) -> list[tuple[str, float]]:
+        """The newest ``count`` tables listed without their kind, and their listing times:
+        :meth:`add` lists them with it, :meth:`remove` takes them out."""
+        found = cast(
+            "list[tuple[bytes, float]]",
+            self.client.zrevrange(keys.LOBBY_UNSORTED, 0, count - 1, withscores=True),
+        )
+        return [(raw.decode(), score) for raw, score in found]
+
+    def add(self, kind: TableKind, listed: Mapping[str, float]) -> None:
+        """List the tables of ``kind`` in ``listed``, each by its listing time (its creation)."""
+        if listed:
+            pairs = [v for game_id, at in listed.items() for v in (game_id, at)]
+            names = [keys.LOBBY_UNSORTED, keys.LOBBY_KINDS, *kind.sets()]
+            self._list(keys=names, args=[kind.encode(), *pairs])
 
     def remove(self, *game_ids: str) -> None:
-        if game_ids:
-            self.client.zrem(keys.LOBBY, *game_ids)
+        """Take the tables out of every set that lists them (of any kind, or of none)."""
+        left: Iterable[str] = game_ids
+        for _ in range(DELIST_TRIES):
+            left = [
+                game_id for kind, ids in self._by_kind(left) for game_id in self._delist(kind, ids)
+            ]
+            if not left:
+                return
+
+    def _by_kind(self, game_ids: Iterable[str]) -> list[tuple[bytes, list[str]]]:
+        """The tables grouped by the kind they are listed as (b'': none)."""
+        ids = list(game_ids)
+        if not ids:
+            return []
+        grouped: dict[bytes, list[str]] = {}
+        kinds = cast("list[bytes | None]", self.client.hmget(keys.LOBBY_KINDS, ids))
+        for game_id, kind in zip(ids, kinds, strict=True):
+            grouped.setdefault(kind or b"", []).append(game_id)
+        return list(grouped.items())
+
+    def _delist(self, kind: bytes, game_ids: list[str]) -> list[str]:
+        """Delist tables seen listed as of ``kind``; those listed otherwise meanwhile."""
+        sets = TableKind.decode(kind).sets() if kind else [keys.LOBBY]
+        names = [keys.LOBBY_UNSORTED, keys.LOBBY_KINDS, *sets]
+        other = self._delist_tables(keys=names, args=[kind, *game_ids])
+        return [raw.decode() for raw in other]
 
     def claim(
         self, bucket: str, fresh_id: str, seats: int, now_ms: int, player: str | None = None

@@ -358,6 +358,42 @@ redis.call('HSET', KEYS[2], field, string.sub(seated, 1, from) .. string.sub(sea
 return 1
 """
 
+# KEYS[1] = keys.LOBBY_UNSORTED  KEYS[2] = keys.LOBBY_KINDS  KEYS[3..] = every sorted set that
+# lists a table of one kind (keys.lobby_key, one per combination of filters: one slot)
+# ARGV[1] = that kind  ARGV[2..] = pairs of a table of that kind and its listing time
+# Lists the tables in every set of their kind at once, so that no listing with any filter sees
+# one and another misses it; a table listed without its kind is listed with it.
+LIST_TABLES = """
+for i = 2, #ARGV, 2 do
+  local game = ARGV[i]
+  redis.call('ZREM', KEYS[1], game)
+  redis.call('HSET', KEYS[2], game, ARGV[1])
+  for k = 3, #KEYS do redis.call('ZADD', KEYS[k], ARGV[i + 1], game) end
+end
+return 1
+"""
+
+# KEYS[1], KEYS[2] = as above  KEYS[3..] = every sorted set that lists a table of the kind
+# ARGV[1] (keys.LOBBY alone when ARGV[1] is '': tables whose kind was not known)
+# ARGV[2..] = tables seen listed as of that kind (or of none)
+# Takes each table out of every set that lists it. One listed as of another kind since it was
+# seen (listed meanwhile) is left as it is and returned: its sets are not among KEYS.
+DELIST_TABLES = """
+local other = {}
+for i = 2, #ARGV do
+  local game = ARGV[i]
+  local kind = redis.call('HGET', KEYS[2], game) or ''
+  if kind == ARGV[1] then
+    redis.call('ZREM', KEYS[1], game)
+    redis.call('HDEL', KEYS[2], game)
+    for k = 3, #KEYS do redis.call('ZREM', KEYS[k], game) end
+  else
+    table.insert(other, game)
+  end
+end
+return other
+"""
+
 # KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
 # ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
 # The deliveries due now, each put back due after the lease: a sender that dies with one

@@ -12,7 +12,7 @@ from service.api.lobby.schemas import MAX_LISTED
 from service.api.records import DECODED, DECODED_TABLES
 from service.api.remembered import Remembered
 from service.store import keys
-from service.store.lobby import Lobby
+from service.store.lobby import Lobby, TableKind
 from service.store.tokens import new_game_id
 from tests.api.conftest import Game, bearer, dealt_game, new_game
 
@@ -472,10 +472,11 @@ def listed_copies(client: FlaskClient, redis_client: redis.Redis, n: int) -> lis
     newest = max(score for _, score in redis_client.zrange(keys.LOBBY, 0, -1, withscores=True))
     ids = [made["game_id"]] + [new_game_id() for _ in range(n - 1)]
     pipe = redis_client.pipeline()
-    for i, game_id in enumerate(ids):
+    for game_id in ids:
         pipe.hset(keys.game_key(game_id), mapping=fields)
-        pipe.zadd(keys.LOBBY, {game_id: newest + 1 + i})
     pipe.execute()
+    listed = {game_id: newest + 1 + i for i, game_id in enumerate(ids)}
+    Lobby(redis_client).add(TableKind("standard", 3, 0), listed)
     return ids[::-1]
 
 
@@ -498,22 +499,24 @@ def test_a_lobby_filter_finds_its_table_behind_many_newer_ones_of_other_kinds(
 def test_a_lobby_filter_skips_no_table_when_newer_ones_leave_between_its_reads(
     client: FlaskClient, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A table that leaves the lobby while a listing reads it (filled, reopened elsewhere)
-    moves the older ones up: the next read still starts right after the last table read."""
-    body: dict[str, Any] = {"players": ["ann", {"open": True}], "public": True}
+    """A listing reads on past a table gone (expired) among the newest that fit; a table that
+    leaves the lobby while the listing reads it (filled, reopened elsewhere) moves the older
+    ones up: the next read still starts right after the last table read."""
+    body: dict[str, Any] = {"players": ["ann", {"open": True}, {"open": True}], "public": True}
     older = client.post("/api/v1/games", json=body).json
     assert older is not None
-    newer = listed_copies(client, redis_client, 2 * MAX_LISTED)
+    newer = listed_copies(client, redis_client, MAX_LISTED)
+    redis_client.delete(keys.game_key(newer.pop()))  # as its expiry does
     read = Lobby.page
 
     def read_then_one_leaves(self: Lobby, *args: Any, **kwargs: Any) -> Any:
         page = read(self, *args, **kwargs)
-        redis_client.zrem(keys.LOBBY, newer.pop(0))  # a newer table already read fills
+        redis_client.zrem(keys.lobby_key(players=3), newer.pop(0))  # one read already fills
         return page
 
     monkeypatch.setattr(Lobby, "page", read_then_one_leaves)
-    listed = client.get("/api/v1/lobby?players=2").json["tables"]
-    assert [t["game_id"] for t in listed] == [older["game_id"]]
+    listed = client.get("/api/v1/lobby?players=3").json["tables"]
+    assert len(listed) == MAX_LISTED and listed[-1]["game_id"] == older["game_id"]
 
 
 def test_a_lobby_listing_keeps_no_decoded_game(

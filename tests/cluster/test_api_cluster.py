@@ -1,7 +1,8 @@
 """The API on a 3-master Redis Cluster (REDIS_CLUSTER=1, REDIS_URL naming one node):
 
-- the API's own tests for tokens, versions/If-Match/idempotency/expiry/positions and the 20-way
-  race through two gunicorn instances, re-run unchanged with this folder's cluster fixtures;
+- the API's own tests for tokens, versions/If-Match/idempotency/expiry/positions, the lobby's
+  per-filter sets (one slot, every script's keys in it) and the 20-way race through two
+  gunicorn instances, re-run unchanged with this folder's cluster fixtures;
 - bot games through two gunicorn instances that were each given a different node, checked
   against the same games played in-process (same seed, same moves, same scores).
 """
@@ -19,6 +20,10 @@ from devstack.redis_cluster import LocalRedisCluster
 from service.tournament.runner import game_specs, play_local, run_http
 from tests.api.test_access import *  # noqa: F403
 from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
+from tests.api.test_lobby_index import (  # noqa: F401
+    test_a_table_is_in_every_set_of_its_kind_while_listed_and_in_none_once_it_left,
+    test_tables_listed_without_their_kind_are_sorted_into_its_sets_by_the_next_listing,
+)
 from tests.api.test_rate_limits import *  # noqa: F403
 from tests.api.test_versions import *  # noqa: F403
 

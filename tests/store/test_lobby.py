@@ -7,7 +7,8 @@ import threading
 import pytest
 import redis
 
-from service.store.lobby import Lobby
+from service.store import keys
+from service.store.lobby import Filter, Lobby, TableKind
 
 
 @pytest.fixture()
@@ -15,21 +16,58 @@ def lobby(redis_client: redis.Redis) -> Lobby:
     return Lobby(redis_client)
 
 
+THREE = TableKind("standard", 3, 0)
+
+
 def test_listing_is_newest_first_and_forgets_removed_tables(lobby: Lobby) -> None:
-    for n in range(5):
-        lobby.add(f"table{n:04}", 1000 + n)
-    lobby.add("tie", 1002)
+    lobby.add(THREE, {f"table{n:04}": 1000 + n for n in range(5)})
+    lobby.add(THREE, {"tie": 1002})
 
     def ids(below: float | None, skip: int, count: int) -> list[str]:
-        return [game_id for game_id, _ in lobby.page(below, skip, count)]
+        return [game_id for game_id, _ in lobby.page(Filter(), below, skip, count)]
 
-    assert lobby.page(None, 0, 2) == [("table0004", 1004.0), ("table0003", 1003.0)]
+    assert lobby.page(Filter(), None, 0, 2) == [("table0004", 1004.0), ("table0003", 1003.0)]
     assert ids(None, 0, 4) == ["table0004", "table0003", "tie", "table0002"]
     assert ids(1002, 1, 4) == ["table0002", "table0001", "table0000"]  # after one at 1002
     lobby.remove("table0004", "table0002")
     lobby.remove()
     assert ids(None, 0, 10) == ["table0003", "tie", "table0001", "table0000"]
     assert ids(1003, 1, 10) == ["tie", "table0001", "table0000"]
+
+
+def listed(lobby: Lobby, wanted: Filter) -> list[str]:
+    return [game_id for game_id, _ in lobby.page(wanted, None, 0, 100)]
+
+
+def test_a_table_is_listed_under_every_filter_it_fits_and_leaves_them_all(
+    lobby: Lobby, redis_client: redis.Redis
+) -> None:
+    """One script lists a table in the set of each combination of filters it fits, another
+    takes it out of all of them: a filter reads only the tables that fit it."""
+    lobby.add(THREE, {"three000": 1})
+    lobby.add(TableKind("classic", 2, 30), {"two00000": 2})
+    assert listed(lobby, Filter()) == ["two00000", "three000"]
+    assert listed(lobby, Filter(players=3)) == ["three000"]
+    assert listed(lobby, Filter("standard", 3, 0)) == ["three000"]
+    assert listed(lobby, Filter("classic", turn_seconds=30)) == ["two00000"]
+    assert listed(lobby, Filter("classic", 3)) == []
+    lobby.remove("three000", "gone0000")
+    assert [listed(lobby, f) for f in (Filter(), Filter(players=3))] == [["two00000"], []]
+    assert all(redis_client.zscore(key, "three000") is None for key in THREE.sets())
+    assert redis_client.hkeys(keys.LOBBY_KINDS) == [b"two00000"]
+
+
+def test_a_table_listed_without_its_kind_leaves_that_listing_once_listed_with_it(
+    lobby: Lobby, redis_client: redis.Redis
+) -> None:
+    redis_client.zadd(keys.LOBBY_UNSORTED, {"old00000": 5, "old00001": 6, "gone0000": 7})
+    assert lobby.unsorted(2) == [("gone0000", 7.0), ("old00001", 6.0)]
+    lobby.add(THREE, {"old00001": 6})
+    lobby.remove("gone0000")
+    assert lobby.unsorted(10) == [("old00000", 5.0)]
+    assert listed(lobby, Filter(players=3)) == ["old00001"]
+    lobby.remove("old00000")
+    assert lobby.unsorted(10) == []
 
 
 def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None:
@@ -89,3 +127,16 @@ def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) ->
     assert len(tables) == 50
     assert all(sorted(s for g, s in seats if g == t) == [0, 1, 2, 3] for t in tables)
     assert sum(created for _, _, created in got) == 50
+
+
+def test_a_delisting_leaves_a_table_listed_since_its_kind_was_read_to_its_next_try(
+    lobby: Lobby, redis_client: redis.Redis
+) -> None:
+    """The script delists a table only as of the kind read before it (its sets are its keys):
+    one listed in between is left whole and named, and the next try takes it out."""
+    lobby.add(THREE, {"late0000": 1})
+    assert lobby._delist(b"", ["late0000"]) == ["late0000"]  # read as listed under no kind
+    assert listed(lobby, Filter(players=3)) == ["late0000"]
+    lobby.remove("late0000")
+    assert listed(lobby, Filter()) == listed(lobby, Filter(players=3)) == []
+    assert redis_client.hlen(keys.LOBBY_KINDS) == 0

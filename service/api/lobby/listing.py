@@ -1,4 +1,5 @@
-"""The lobby's listing: the newest public tables with open seats, read a page at a time."""
+"""The lobby's listing: the newest public tables with open seats that fit its filters, read a
+page at a time from the lobby's set for those filters."""
 
 from __future__ import annotations
 
@@ -6,30 +7,34 @@ from typing import Any
 
 from service.rules.log import rfc3339
 from service.seating import SeatKind
+from service.store.lobby import Filter, TableKind
 
-from ..records import DECODED, table_of
+from ..records import DECODED, lobby_kind, table_of
 from ..store_access import store
 from .schemas import MAX_LISTED
 
-#: Listed tables read in one round trip.
-PAGE = 2 * MAX_LISTED
-#: The most listed tables one listing reads: a filter that fits none of them has its answer
-#: (empty) after that many, however full the lobby. Anyone may list, so this bounds what one
-#: anonymous request costs: about a quarter of a second of a worker for 1000 tables.
-MAX_SCANNED = 5 * PAGE
+#: Listed tables read in one round trip: those a listing shows, when none of them has left.
+PAGE = MAX_LISTED
+#: The most listed tables one listing reads. Each read is of tables that fit its filters
+#: (the lobby keeps a set per combination of filters), so it goes on only past tables gone or
+#: full, which it takes out of the lobby; this bounds what one anonymous request costs when
+#: many expired at once. Also the most tables listed without their kind that one listing
+#: sorts into the sets (:func:`sort_unsorted`).
+MAX_SCANNED = 10 * PAGE
 
 
 def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
     """Listed tables that fit ``query`` (preset, players, turn_seconds), newest first, at most
-    ``MAX_LISTED``: read a page at a time, so that a filter finds its tables behind any number
-    of newer ones of other kinds, up to ``MAX_SCANNED``. Tables that are gone or full leave
-    the lobby as the listing meets them."""
+    ``MAX_LISTED``, read from the lobby's set for those filters a page at a time. Tables that
+    are gone or full leave the lobby as the listing meets them."""
+    sort_unsorted()
+    wanted = Filter(query.get("preset"), query.get("players"), query.get("turn_seconds"))
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     below: float | None = None  # each read starts after the last table read, by its time
     skip = 0  # the tables listed at ``below`` read already
     for _ in range(MAX_SCANNED // PAGE):
-        page = store().lobby.page(below, skip, PAGE)
+        page = store().lobby.page(wanted, below, skip, PAGE)
         fresh = [game_id for game_id, _ in page if game_id not in seen]  # one listed meanwhile
         seen.update(fresh)
         stale: list[str] = []
@@ -42,6 +47,36 @@ def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
         skip = ties + (skip if below == last else 0)
         below = last
     return out[:MAX_LISTED]
+
+
+def sort_unsorted() -> None:
+    """List the tables listed without their kind (by a version of the service that kept one
+    set for the whole lobby) in the sets of their kind, the newest first, up to
+    ``MAX_SCANNED`` of them; gone or full ones leave the lobby. Once none is left, one read."""
+    for _ in range(MAX_SCANNED // PAGE):
+        page = store().lobby.unsorted(PAGE)
+        if page:
+            _sort(page)
+        if len(page) < PAGE:
+            return
+
+
+def _sort(page: list[tuple[str, float]]) -> None:
+    kinds: dict[TableKind, dict[str, float]] = {}
+    stale: list[str] = []
+    for (game_id, listed), record in zip(page, store().peek([g for g, _ in page]), strict=True):
+        if record is None:
+            stale.append(game_id)
+            continue
+        state = DECODED.peek(record.state)
+        table = table_of(record, state, keep=False)
+        if table.full:
+            stale.append(game_id)
+        else:
+            kinds.setdefault(lobby_kind(state, table), {})[game_id] = listed
+    for kind, listed_at in kinds.items():
+        store().lobby.add(kind, listed_at)
+    store().lobby.remove(*stale)
 
 
 def _fitting(query: dict[str, Any], ids: list[str], stale: list[str]) -> list[dict[str, Any]]:
