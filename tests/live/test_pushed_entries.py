@@ -27,6 +27,7 @@ from service.api.gamelog.formats import (
     Media,
     Reader,
     Viewer,
+    sse_message,
     stream,
 )
 from service.api.gamelog.hub import Feed, Hub
@@ -611,3 +612,47 @@ def test_a_rewind_that_could_not_be_started_is_started_at_the_next_finding(
     hub._wake(wake)
     assert until(lambda: f.rewinds == 1), "the feed owes a rewind nobody makes"
     assert f.rewound_to == 8
+
+
+def test_a_stream_woken_while_a_rewind_is_read_is_sent_no_lost_entry(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """The ticker found game's log rewritten (9 and 10 lost, others written at 9 to 11) and the
+    rewind's read is slow; meanwhile the wake-up of 11 wakes a stream at 8. It must wait for
+    the rewind and go on with the stored 9 to 11: it caught up onto the feed's lost 9 and 10,
+    sent them, and ended at the rewind."""
+    client = redis.Redis.from_url(redis_server.url)
+    gated = GatedStore(client)
+    game_id = f"stale{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9, 10)]
+    client.hset(keys.game_key(game_id), "v", 11)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(gated, presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, gated)
+    f._append(records[:8])
+    f.heard(8)
+    ended, sent = threading.Event(), bytearray()
+
+    def follow() -> None:
+        for data in stream(f, 8, Viewer(Role.PUBLIC), Media.SSE, lifetime=3 * WAIT):
+            sent.extend(data)
+        ended.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    f._append(records[8:10])  # published, then lost: a waiting stream is not woken for them
+    try:
+        hub._reread([f])  # the ticker finds the rewind; its read waits for the gate
+        assert f.stale and f.rewinds == 0
+        hub._wake(b"%s 11 %d:%s" % (game_id.encode(), len(other[2]), other[2]))
+        time.sleep(0.5)  # the woken stream's chance to send what the feed holds
+    finally:
+        gated.gate.set()
+    assert until(lambda: f.rewinds == 1), "the rewind was never made"
+    assert until(lambda: b"id: 11\n" in sent), bytes(sent)
+    lost, stored = Replayer(), Replayer()
+    lost_nine = [lost.feed(raw) for raw in records[:9]][-1]
+    stored_nine = [stored.feed(raw) for raw in [*records[:8], other[0]]][-1]
+    public = Viewer(Role.PUBLIC)
+    assert sse_message(lost_nine, public.entry_json(lost_nine)) not in sent, "a lost entry sent"
+    assert sse_message(stored_nine, public.entry_json(stored_nine)) in sent
+    assert not ended.is_set()

@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 TICK_SECONDS = 1.0
 #: A feed nobody follows is kept this long for the next reader, then dropped.
 IDLE_SECONDS = 30.0
+#: How long a page waits for a stale feed's rewind (a read of the whole log) before a 503.
+REWIND_WAIT_SECONDS = 5.0
 #: Rendered frames are kept for this many of a feed's newest entries: every live reader of a
 #: game asks for the same few, while a reader catching up from far back renders its own.
 RENDERED_ENTRIES = 64
@@ -88,10 +90,13 @@ class Feed:
         # an entry past them holds one that no longer exists, and its stream ends.
         self.rewinds = 0
         self.rewound_to = 0
-        # A rewind is owed (found, not yet made): wake-ups are not appended meanwhile (they
-        # would follow lost entries), and a second finding starts no second read (one made
-        # during the read is found again by the ticker's next read).
+        # The entries are not the stored log's (a rewind was found, not yet made): readers are
+        # shown none of them and wait for the rewind, and wake-ups are not appended meanwhile
+        # (they would follow lost entries).
         self.stale = False
+        # A rewind's read runs: a second finding starts no second read (one made during the
+        # read is found again by the ticker's next read).
+        self.rewinding = False
         self.readers = 0
         self.idle_since = time.monotonic()
         # Rung (set, then replaced by a fresh one) on every change a reader waits for. Under
@@ -128,10 +133,10 @@ class Feed:
 
         The log's length is the game's version (each record is one version, written in the same
         step), so reading the log alone tells how far the game is."""
-        if self.known <= len(self.entries):
+        if self.stale or self.known <= len(self.entries):
             return  # every reader of every wake-up asks: the usual answer takes no lock
         with self._reading:
-            if self.known <= len(self.entries):
+            if self.stale or self.known <= len(self.entries):
                 return
             records = self.store.log_records(self.game_id, len(self.entries))
             if not records:
@@ -142,6 +147,8 @@ class Feed:
                     return
             if not records:  # a version without its records (a failover lost them): wait
                 self.known = len(self.entries)  # for the ticker instead of reading in a loop
+            if self.stale:  # found during the read: the records would follow lost entries
+                return
             self._append(records)
         self.heard(len(self.entries))
 
@@ -150,9 +157,12 @@ class Feed:
         of the log then); otherwise the news that the game moved on is enough. False when it
         carries another record at this feed's last version than the feed holds: Redis lost
         changes and the game took new ones while this process stayed subscribed, and the feed
-        must be rewound (the next record would otherwise be appended to lost ones)."""
+        must be rewound (the next record would otherwise be appended to lost ones); False too
+        for a stale feed whose rewind is not under way (it failed, or was not started)."""
         agrees = True
-        if not self.stale and self._reading.acquire(blocking=False):
+        if self.stale:
+            agrees = self.rewinding
+        elif self._reading.acquire(blocking=False):
             try:
                 if wakeup.first == len(self.entries) + 1:
                     self._append(wakeup.records)
@@ -227,7 +237,6 @@ class Feed:
         try:
             version, records = self.store.log(self.game_id)
         except GameNotFound:
-            self.stale = False
             self.vanish()
             return
         replayer = Replayer(moves=True)
@@ -244,9 +253,11 @@ class Feed:
             self._ring(parked=True)
 
     def owe_rewind(self) -> bool:
-        """Note that a rewind is owed; False when one is already."""
+        """Note that the entries are stale and a rewind is owed; False when one's read runs
+        already."""
         with self._changing:
-            owed, self.stale = not self.stale, True
+            owed = not self.rewinding
+            self.stale = self.rewinding = True
             return owed
 
     def vanish(self) -> None:
@@ -307,17 +318,34 @@ class Feed:
 
     def _ready(self, after: int, presence_seq: int | None, rewinds: int | None = None) -> bool:
         # A rewind's ring wakes every reader, but only a stream asks about it: a reader sent a
-        # lost entry waits for a version past it, which may be long in coming.
+        # lost entry waits for a version past it, which may be long in coming. A stale feed's
+        # entries may be lost ones: its readers wait for the rewind.
         return (
             (rewinds is not None and rewinds != self.rewinds)
-            or self.known > after
             or self.gone
-            or (self.final is not None and self.final < after)
             or (presence_seq is not None and presence_seq != self.presence_seq)
+            or (
+                not self.stale
+                and (self.known > after or (self.final is not None and self.final < after))
+            )
         )
 
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for a stale feed's rewind; whether its entries are the
+        stored log's (or the game is gone)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            bell = self._bell
+            if not self.stale or self.gone:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            bell.wait(left)
+
     def since(self, after: int) -> list[Entry]:
-        return self.entries[after:]
+        """The entries after ``after``; none while stale: they may be lost ones."""
+        return [] if self.stale else self.entries[after:]
 
     def rendered(self, entry: Entry, key: Hashable, render: Callable[[], bytes]) -> bytes:
         """``render()`` of a recent entry, made once for every reader asking with ``key``."""
@@ -461,8 +489,8 @@ class Hub:
         for feed, (had, tail), (version, record) in zip(feeds, held, states, strict=True):
             if version is None:
                 feed.vanish()
-            elif version < had or (record is not None and record != tail):
-                self._rewind(feed)
+            elif feed.stale or version < had or (record is not None and record != tail):
+                self._rewind(feed)  # a stale feed's failed rewind is made again
             else:
                 feed.heard(version)
 
@@ -477,16 +505,17 @@ class Hub:
                     target=Hub._rewind_now, args=(feed,), name="rewind", daemon=True
                 ).start()
             except BaseException:  # not started: the next finding starts it
-                feed.stale = False
+                feed.rewinding = False
                 raise
 
     @staticmethod
     def _rewind_now(feed: Feed) -> None:
         try:
             feed.rewind()
-        except Exception as err:  # the next read finds the same and tries again
-            feed.stale = False
+        except Exception as err:  # the feed stays stale: the ticker's next read tries again
             log.info("feed of %s not rewound: %s: %s", feed.game_id, type(err).__name__, err)
+        finally:
+            feed.rewinding = False
 
     def _see(self, feeds: list[Feed]) -> None:
         """Read who is at each of ``feeds``' tables, in one round trip (per node)."""

@@ -35,7 +35,7 @@ from .access import (
 )
 from .formats import STREAM_HEADERS, Media, Viewer, stream
 from .histories import FINISHED
-from .hub import Feed, hub
+from .hub import REWIND_WAIT_SECONDS, Feed, hub
 from .schemas import (
     HISTORY_FORMAT,
     EventsHeadersSchema,
@@ -237,12 +237,24 @@ def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
         final = g.state.status == Status.GAME_OVER and bool(g.table.listing.next_game)
         if wait and not final and feed.known <= after and long_poll(feed, after, wait):
             feed.catch_up()
+        settled(feed)
         shown = feed.since(after)
         more = len(shown) > limit
         entries = [orjson.Fragment(raw) for raw in reader.entries(feed, shown[:limit])]
         version = max(feed.known, len(feed.entries))
     body = {"game_id": g.record.game_id, "version": version, "entries": entries, "more": more}
     return json_response(body)
+
+
+def settled(feed: Feed) -> None:
+    """A page is not read from a feed found stale (its entries may be lost ones): its rewind
+    is waited for, a while."""
+    if not feed.settle(REWIND_WAIT_SECONDS):
+        raise ApiError(
+            Problem.STORAGE_UNAVAILABLE,
+            "This game's log is being read again; try again shortly.",
+            headers={"Retry-After": "1"},
+        )
 
 
 def long_poll(feed: Feed, after: int, wait: float) -> bool:
