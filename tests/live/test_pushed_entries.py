@@ -529,16 +529,21 @@ def test_a_wake_up_at_the_feeds_last_version_with_another_record_rewinds_it(
 
 
 class GatedStore(GameStore):
-    """A store whose whole-log reads wait for ``gate`` before reading Redis: a log so long that
-    its read and replay take a while."""
+    """A store whose whole-log reads wait for ``gate`` before reading Redis (or, ``late``,
+    before returning what they read, ``read`` set): a log so long that its read and replay
+    take a while."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, late: bool = False) -> None:
         super().__init__(client)
-        self.gate = threading.Event()
+        self.gate, self.read, self.late = threading.Event(), threading.Event(), late
 
     def log(self, game_id: str, after: int = 0) -> tuple[int, list[bytes]]:
+        if not self.late:
+            self.gate.wait(3 * WAIT)
+        found = super().log(game_id, after)
+        self.read.set()
         self.gate.wait(3 * WAIT)
-        return super().log(game_id, after)
+        return found
 
 
 def test_a_rewind_read_holds_no_other_games_wake_ups(
@@ -656,3 +661,82 @@ def test_a_stream_woken_while_a_rewind_is_read_is_sent_no_lost_entry(
     assert sse_message(lost_nine, public.entry_json(lost_nine)) not in sent, "a lost entry sent"
     assert sse_message(stored_nine, public.entry_json(stored_nine)) in sent
     assert not ended.is_set()
+
+
+def test_a_rewind_found_during_a_rewinds_read_is_read_again_at_once(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """Redis lost the game's 9 and 10 and took others; while the rewind's read of them runs,
+    Redis loses those too and takes a third pair, which the ticker finds. The rewind must read
+    the log again as soon as its read is done: the finding was dropped, and the feed held the
+    second pair until the ticker's next read found it again (this hub runs no ticker)."""
+    client = redis.Redis.from_url(redis_server.url)
+    gated = GatedStore(client, late=True)
+    game_id = f"twice{random.randrange(10**9)}"
+    first, second = (
+        [other_record(records[i], records[:i], later * log.TICK_MS) for i in (8, 9)]
+        for later in (10, 20)
+    )
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *first)
+    hub = Hub(gated, presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, gated)
+    f._append(records[:10])
+    f.heard(10)
+    try:
+        hub._reread([f])  # the ticker's finding: its rewind reads the first pair, then waits
+        assert gated.read.wait(WAIT)
+        client.ltrim(keys.log_key(game_id), 0, 7)
+        client.rpush(keys.log_key(game_id), *second)
+        hub._reread([f])  # the ticker's next finding, during the read
+    finally:
+        gated.gate.set()
+    assert until(lambda: f.rewinds == 2), "the finding during the read was never read"
+    replay = Replayer()
+    assert [e.record for e in f.entries] == [replay.feed(r).record for r in [*records[:8], *second]]
+    assert not f.stale and not f.rewinding
+
+
+class TurnstileStore(GameStore):
+    """A store whose whole-log reads each release ``read`` once they read Redis, then wait for
+    one release of ``gate`` before returning: reads held one at a time."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(client)
+        self.read, self.gate = threading.Semaphore(0), threading.Semaphore(0)
+
+    def log(self, game_id: str, after: int = 0) -> tuple[int, list[bytes]]:
+        found = super().log(game_id, after)
+        self.read.release()
+        self.gate.acquire(timeout=3 * WAIT)
+        return found
+
+
+def test_a_rewind_read_again_is_not_read_a_third_time_for_being_stale(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """A finding during a rewind's read has it read again, the feed stale meanwhile; the
+    ticker's read during that second read finds the log as the first read took it. The rewind
+    must end with the second read: were a stale feed taken for a finding of its own, every
+    read that spans a tick would be read again, and the feed stay stale for ever."""
+    client = redis.Redis.from_url(redis_server.url)
+    store = TurnstileStore(client)
+    game_id = f"thrice{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(store, presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, store)
+    f._append(records[:10])
+    f.heard(10)
+    hub._reread([f])  # the finding: the first read
+    assert store.read.acquire(timeout=WAIT)
+    hub._reread([f])  # the ticker during the first read: the second read
+    store.gate.release()
+    assert store.read.acquire(timeout=WAIT), "the finding during the read was never read"
+    assert f.stale and f.rewinds == 1
+    hub._reread([f])  # the ticker during the second read: nothing new
+    store.gate.release()
+    assert until(lambda: not f.stale), "the feed stays stale"
+    assert f.rewinds == 2 and not f.rewinding
+    assert not store.read.acquire(timeout=0.5), "a third read"

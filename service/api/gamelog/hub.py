@@ -94,9 +94,10 @@ class Feed:
         # shown none of them and wait for the rewind, and wake-ups are not appended meanwhile
         # (they would follow lost entries).
         self.stale = False
-        # A rewind's read runs: a second finding starts no second read (one made during the
-        # read is found again by the ticker's next read).
+        # A rewind's read runs: a second finding starts no second read, and the one running
+        # reads again once done (``again``): the log may have lost changes after its read.
         self.rewinding = False
+        self.again = False
         self.readers = 0
         self.idle_since = time.monotonic()
         # Rung (set, then replaced by a fresh one) on every change a reader waits for. Under
@@ -161,7 +162,7 @@ class Feed:
         for a stale feed whose rewind is not under way (it failed, or was not started)."""
         agrees = True
         if self.stale:
-            agrees = self.rewinding
+            agrees = not self.unrewound()
         elif self._reading.acquire(blocking=False):
             try:
                 if wakeup.first == len(self.entries) + 1:
@@ -244,7 +245,7 @@ class Feed:
         with self._reading, self._changing:
             self.rewound_to = shared(self.entries, entries)
             self.rewinds += 1
-            self.stale = False
+            self.stale = self.again  # found again during the read: what it read may be lost too
             self.replayer, self.entries = replayer, entries
             self.tail = records[-1] if records else b""
             self.final = next((e.version for e in entries if e.ends_game), None)
@@ -256,9 +257,25 @@ class Feed:
         """Note that the entries are stale and a rewind is owed; False when one's read runs
         already."""
         with self._changing:
-            owed = not self.rewinding
-            self.stale = self.rewinding = True
-            return owed
+            self.stale = True
+            if self.rewinding:
+                self.again = True
+                return False
+            self.rewinding = True
+            return True
+
+    def unrewound(self) -> bool:
+        """Stale with no rewind under way (it failed, or was not started): any read of the
+        game's version starts one. A stale feed whose rewind runs is no finding: a read that
+        spans a tick would be read again, and again."""
+        return self.stale and not self.rewinding
+
+    def read_again(self) -> bool:
+        """A rewind's read is over: whether another finding came meanwhile, to read again."""
+        with self._changing:
+            again, self.again = self.again, False
+            self.rewinding = again
+            return again
 
     def vanish(self) -> None:
         """The game is gone (or the process stops: :meth:`Hub.drain`): wake its readers, who
@@ -489,8 +506,8 @@ class Hub:
         for feed, (had, tail), (version, record) in zip(feeds, held, states, strict=True):
             if version is None:
                 feed.vanish()
-            elif feed.stale or version < had or (record is not None and record != tail):
-                self._rewind(feed)  # a stale feed's failed rewind is made again
+            elif feed.unrewound() or version < had or (record is not None and record != tail):
+                self._rewind(feed)
             else:
                 feed.heard(version)
 
@@ -510,12 +527,19 @@ class Hub:
 
     @staticmethod
     def _rewind_now(feed: Feed) -> None:
+        again = True
         try:
-            feed.rewind()
-        except Exception as err:  # the feed stays stale: the ticker's next read tries again
-            log.info("feed of %s not rewound: %s: %s", feed.game_id, type(err).__name__, err)
+            while again:
+                try:
+                    feed.rewind()
+                except Exception as err:  # the feed stays stale: the next finding tries again
+                    log.info(
+                        "feed of %s not rewound: %s: %s", feed.game_id, type(err).__name__, err
+                    )
+                again = feed.read_again()
         finally:
-            feed.rewinding = False
+            if again:  # stopped between two reads: the next finding starts one
+                feed.rewinding = False
 
     def _see(self, feeds: list[Feed]) -> None:
         """Read who is at each of ``feeds``' tables, in one round trip (per node)."""
