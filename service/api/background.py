@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from hashlib import blake2b
 
 from service import rules
 from service.seating import Table, server_move_due
+from service.store import GameStore
 from service.store.work import WorkQueue
 
-from .owed import owe, write_or_owe
+from .owed import NotYet, owe, write_or_owe
 
 #: CPU seconds of server moves one request may make before handing the rest to the worker.
 REQUEST_BUDGET_SECONDS = 0.2
@@ -51,14 +53,26 @@ def queue_now(work: WorkQueue, game_id: str) -> None:
     _owe_queue(work, game_id, None)
 
 
-def queue_soon(work: WorkQueue, game_id: str) -> None:
-    """Queue the game for the worker within a second, without waiting on Redis now: after a
-    change whose compare-and-set failed in a way that may yet store it (a timeout: a slow or
-    hung Redis runs a command its client gave up on). Such a change, answered 503, is stored
+def queue_when_stored(games: GameStore, game_id: str, first: tuple[int, bytes]) -> None:
+    """Queue the game for the worker once the log reaches a change whose compare-and-set
+    failed in a way that may yet store it (a timeout: a slow or hung Redis runs a command its
+    client gave up on), without waiting on Redis now. Such a change, answered 503, is stored
     all the same, and its request, which hands its game over only after a store it saw, never
-    did: a game whose bots are to move then waited for a change nobody could make. A look at a
-    game with nothing due costs the worker one read."""
-    owe(_queue_key(game_id, None), lambda: _queue(work, game_id, None))
+    did: a game whose bots are to move then waited for a change nobody could make. ``first``
+    is the log index and the bytes of the change's first record; while the log does not reach
+    that index, the look is made again (owed.NotYet: 1, 2, 4, 8 and 16 s apart): one look
+    made before the change was stored found nothing due, and left the game to the worker's
+    sweep. A look at a game with nothing due costs the worker one read."""
+
+    def queue() -> None:
+        if games.holds_record(game_id, *first) is None:
+            raise NotYet
+        games.work.enqueue(game_id)
+
+    # Keyed by the record: under the hand-over's key, it would replace a stored change's owed
+    # queueing with a look that may never find this one.
+    digest = blake2b(first[1], digest_size=8).hexdigest()
+    owe(f"{_queue_key(game_id, None)}:{digest}", queue)
 
 
 def _owe_queue(work: WorkQueue, game_id: str, due_ms: int | None) -> None:

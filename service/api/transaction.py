@@ -48,7 +48,7 @@ from service.store import (
 )
 from service.store.tokens import hash_token, invite_digest, new_invite
 
-from .background import hand_over, queue_soon, request_budget, server_due
+from .background import hand_over, queue_when_stored, request_budget, server_due
 from .caching import CachePolicy, use_policy
 from .codes import Problem
 from .config import settings
@@ -273,8 +273,8 @@ def _maybe_stored(g: Loaded, change: Change, version: int, applied: Sequence[App
     looks at the game (its bots or clock), and the webhooks the change owes are sent if it
     turns out stored; neither waits on Redis now."""
     game_id = g.record.game_id
-    queue_soon(store().work, game_id)
     first = (g.record.version, change.records[0])
+    queue_when_stored(store(), game_id, first)
     notify_if_stored(game_id, g.state, g.table, applied, version, first)
     if change.table is not None:  # seats may have changed
         list_as_seated_if_stored(game_id, g.state, g.table, first)

@@ -69,6 +69,40 @@ def test_a_change_stored_after_its_request_timed_out_still_hands_its_game_to_the
         )
 
 
+def test_a_change_stored_seconds_after_the_first_look_still_hands_its_game_to_the_worker(
+    redis_server: RedisServer,
+) -> None:
+    """As above, but the compare-and-set reaches Redis 3 s after its request gave up: after the
+    owed queueing made about a second after the 503, which found nothing due then. The game
+    must be queued again once the change is stored. Before, that was the only look: the bots'
+    game waited for the worker's sweep (kept out of this test's minute)."""
+    client = redis.Redis.from_url(redis_server.url)
+    slow_sweep = {**ENV, "WORKER_SWEEP_MS": "600000", "WORKER_SWEEP_GRACE_MS": "600000"}
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+        worker({**slow_sweep, "REDIS_URL": redis_server.url}),
+    ):
+        players: list[Any] = ["ann", *({"name": f"b{n}", "bot": "hard"} for n in range(3))]
+        game = create(base, players=players, auto_deal=True, seed=7)
+        gid = game["game_id"]
+        eventually(lambda: view(base, gid)["turn"] == 0, 60, "ann's turn never came")
+        before = view(base, gid)["version"]
+        link.hold_next(client.script_load(scripts.COMPARE_AND_SET).encode(), late=3.0)
+        url = f"{base}/api/v1/games/{gid}/seats/0"
+        r = requests.put(url, json={"bot": "hard"}, headers=auth(game["host_token"]), timeout=30)
+        assert r.status_code == 503, r.text
+        assert not link.delivered.wait(2.0), "delivered before the first owed look"
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        eventually(lambda: view(base, gid)["version"] > before, 10, "the late change never ran")
+        stored = view(base, gid)["version"]
+        eventually(
+            lambda: view(base, gid)["version"] > stored,
+            60,
+            f"the bots' game stays at version {stored}: nobody queued it",
+        )
+
+
 def seek(base: str, name: str) -> dict[str, Any]:
     r = requests.post(f"{base}/api/v1/lobby/seek", json={"name": name, "players": 3}, timeout=30)
     assert r.status_code == 201, r.text
