@@ -15,6 +15,7 @@ import ipaddress
 import socket
 import threading
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
@@ -34,20 +35,31 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 #: looked up already waits for that lookup, so a name whose lookup never ends holds one thread,
 #: however often its deliveries are tried.
 LOOKUP_THREADS = 16
+#: Lookups one owner (the player whose webhook it is) may have started and not ended. Names
+#: cost nothing to make, so a player could otherwise hold every lookup thread with names its
+#: own name server never answers, and no other player's name would be looked up in time.
+LOOKUPS_PER_OWNER = 2
 _LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-lookup")
+
+
+class LookupsBusy(Exception):
+    """The owner has LOOKUPS_PER_OWNER lookups not ended yet: no other is started for it."""
 
 
 @dataclass
 class _Lookup:
-    """A lookup in the pool, and how many attempts wait for it."""
+    """A lookup in the pool, the owner it counts against, and how many attempts wait for it."""
 
     future: Future[list[tuple[int, Any]] | str]
+    owner: str
     waiting: int = 0
 
 
-#: The lookups not ended yet, by name and port. Reentrant: a future's callbacks run at once in
-#: the thread that cancels it, or adds one to it once it is done, with the lock held.
+#: The lookups not ended yet, by name and port, and how many each owner started. Reentrant: a
+#: future's callbacks run at once in the thread that cancels it, or adds one to it once it is
+#: done, with the lock held.
 _RUNNING: dict[tuple[str, int], _Lookup] = {}
+_OWNED: Counter[str] = Counter()
 _RUNNING_LOCK = threading.RLock()
 
 
@@ -82,12 +94,13 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
     return found if isinstance(found, str) else _private(host, found)
 
 
-def target(url: str, allow: frozenset[str], deadline: float) -> Target | str:
+def target(url: str, allow: frozenset[str], deadline: float, owner: str) -> Target | str:
     """Where a delivery to ``url`` connects now, checked as :func:`refusal` checks it; the
     refusal instead when the URL, or what its host resolves to now, is not allowed. The name is
     looked up once, and the addresses checked are the ones connected to. Raises TimeoutError
     when the lookup has not ended by ``deadline`` (``time.monotonic()``): a slow resolver fails
-    the attempt, it does not refuse the URL."""
+    the attempt, it does not refuse the URL; LookupsBusy when ``owner`` (the webhook's player)
+    has too many lookups not ended to start one."""
     parsed = _parse(url)
     if isinstance(parsed, str):
         return parsed
@@ -95,7 +108,7 @@ def target(url: str, allow: frozenset[str], deadline: float) -> Target | str:
     allowed = _allowed(host, port, allow)
     if parts.scheme == "http" and not allowed:
         return _plain_http(host)
-    found = _resolve_by(host, port, deadline)
+    found = _resolve_by(host, port, deadline, owner)
     if isinstance(found, str):
         return found
     if not allowed and (why := _private(host, found)) is not None:
@@ -136,14 +149,20 @@ def _plain_http(host: str) -> str:
     return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
 
 
-def _resolve_by(host: str, port: int, deadline: float) -> list[tuple[int, Any]] | str:
+def _resolve_by(host: str, port: int, deadline: float, owner: str) -> list[tuple[int, Any]] | str:
     """:func:`_resolve`, waited for until ``deadline`` at most (TimeoutError after it); the
-    lookup of the same name and port not ended yet, if there is one, rather than another."""
+    lookup of the same name and port not ended yet, if there is one, rather than another, else
+    one counted against ``owner`` (LookupsBusy if it has too many)."""
     key = (host, port)
     with _RUNNING_LOCK:
         lookup = _RUNNING.get(key)
         if lookup is None:
-            lookup = _RUNNING[key] = _Lookup(_LOOKUPS.submit(_resolve, host, port))
+            if _OWNED[owner] >= LOOKUPS_PER_OWNER:
+                raise LookupsBusy(
+                    f"{LOOKUPS_PER_OWNER} earlier lookups of this player have not ended"
+                )
+            _OWNED[owner] += 1
+            lookup = _RUNNING[key] = _Lookup(_LOOKUPS.submit(_resolve, host, port), owner)
             lookup.future.add_done_callback(lambda _: _forget(key, lookup))
         lookup.waiting += 1
     try:
@@ -158,10 +177,14 @@ def _resolve_by(host: str, port: int, deadline: float) -> list[tuple[int, Any]] 
 
 
 def _forget(key: tuple[str, int], lookup: _Lookup) -> None:
-    """The lookup ended (or was cancelled): the next attempt at its name starts its own."""
+    """The lookup ended (or was cancelled): the next attempt at its name starts its own, and
+    its owner may start another."""
     with _RUNNING_LOCK:
         if _RUNNING.get(key) is lookup:
             del _RUNNING[key]
+        _OWNED[lookup.owner] -= 1
+        if not _OWNED[lookup.owner]:
+            del _OWNED[lookup.owner]
 
 
 def _resolve(host: str, port: int) -> list[tuple[int, Any]] | str:

@@ -30,7 +30,7 @@ import redis
 from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from standardwebhooks.webhooks import Webhook
 
-from service.api.webhook_urls import Target, target
+from service.api.webhook_urls import LookupsBusy, Target, target
 from service.store.hooks import Delivery, Hook, Webhooks
 
 log = logging.getLogger(__name__)
@@ -140,8 +140,9 @@ class Sender:
             self._give_host(host)
 
     def _put_back_busy(self, delivery: Delivery) -> None:
-        """Not attempted, since its host is busy: due again later, or dropped past its hour as
-        an attempt would drop it (a host kept busy must not keep its deliveries for ever)."""
+        """Not attempted, since its host (or its player's lookups) is busy: due again later, or
+        dropped past its hour as an attempt would drop it (a host kept busy must not keep its
+        deliveries for ever)."""
         if now_ms() - delivery.first_ms >= self.give_up_ms:
             log.warning("webhook %s dropped: gave up (host busy)", delivery.delivery_id)
             self.hooks.done(delivery)
@@ -163,10 +164,14 @@ class Sender:
 
     def attempt(self, hook: Hook, delivery: Delivery) -> None:
         """Send once; then done, dropped (refused URL, or an hour of failures), or due later;
-        or put back unattempted when the address it resolved to is busy."""
+        or put back unattempted when the address it resolved to is busy, or its player's
+        lookups not ended are as many as one player may have."""
         deadline = time.monotonic() + ATTEMPT_SECONDS
         try:
-            where: Target | str | None = target(hook.url, self.allow, deadline)
+            where: Target | str | None = target(hook.url, self.allow, deadline, delivery.player_id)
+        except LookupsBusy:  # its player's own lookups hold their share of the lookup threads
+            self._put_back_busy(delivery)
+            return
         except TimeoutError as err:  # a failed attempt, tried again later
             log.info("webhook %s: %s", delivery.delivery_id, err)
             where = None

@@ -35,11 +35,13 @@ def test_a_delivery_connects_to_the_addresses_the_check_approved() -> None:
     """The delivery's target carries the addresses the policy checked: the connection is made
     to them, never to a second resolution of the name (DNS rebinding)."""
     soon = time.monotonic() + 10
-    found = target("http://127.0.0.1:8080/turns?player=ann", allowed_hosts("127.0.0.1"), soon)
+    found = target(
+        "http://127.0.0.1:8080/turns?player=ann", allowed_hosts("127.0.0.1"), soon, "ann"
+    )
     assert isinstance(found, Target), found
     assert (found.host, found.port, found.path) == ("127.0.0.1", 8080, "/turns?player=ann")
     assert [address[:2] for _, address in found.addresses] == [("127.0.0.1", 8080)]
-    refused = target("https://localhost/turns", frozenset(), soon)
+    refused = target("https://localhost/turns", frozenset(), soon, "ann")
     assert isinstance(refused, str) and "not public" in refused
 
 

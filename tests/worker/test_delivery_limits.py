@@ -206,11 +206,59 @@ def test_a_name_whose_lookup_never_ends_holds_one_lookup_thread_not_all(
     try:
         for _ in range(webhook_urls.LOOKUP_THREADS + 1):
             with pytest.raises(TimeoutError):
-                webhook_urls.target("http://hung.example/turns", allow, time.monotonic() + 0.05)
-        found = webhook_urls.target("http://127.0.0.1:9/turns", allow, time.monotonic() + 5)
+                webhook_urls.target(
+                    "http://hung.example/turns", allow, time.monotonic() + 0.05, "ann"
+                )
+        found = webhook_urls.target("http://127.0.0.1:9/turns", allow, time.monotonic() + 5, "ann")
     finally:
         release.set()
     assert isinstance(found, webhook_urls.Target), found
+
+
+def attempted(sender: Sender, player: str, url: str) -> None:
+    """One delivery of ``player``'s to ``url`` taken and attempted, its webhook removed after
+    (a player keeps 10 at most, and makes new ones at will)."""
+    hook = sender.hooks.register(player, url, [HookEvent.YOUR_TURN])
+    assert hook is not None
+    delivery = Delivery(f"msg_{hook.hook_id}", player, hook.hook_id, "{}", now_ms())
+    sender.hooks.enqueue([delivery], now_ms())
+    [taken] = sender.hooks.take_due(now_ms(), 10)
+    sender.deliver(taken)
+    sender.hooks.remove(player, hook.hook_id)
+
+
+def test_one_players_names_whose_lookups_never_end_leave_other_players_theirs(
+    hooks: Webhooks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player's webhooks at ever new names whose lookups never end (a name server of theirs
+    that never answers): each attempt gives up at its deadline and its lookup goes on holding a
+    lookup thread, so with no cap per player, LOOKUP_THREADS of them hold every one and another
+    player's delivery is not looked up in time. The resolver is the one stand-in: a name under
+    ``hung.example`` never answers until the test ends."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def hung(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not str(host).endswith(".hung.example"):
+            return real(host, *args, **kwargs)
+        release.wait(60)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    names = [f"n{n}.hung.example" for n in range(webhook_urls.LOOKUP_THREADS + 1)]
+    with receiver() as fast:
+        allow = allowed_hosts(",".join(["127.0.0.1", *names]))
+        sender = Sender(hooks, allow, RETRY_MS, GIVE_UP_MS)
+        try:
+            monkeypatch.setattr(deliveries, "ATTEMPT_SECONDS", 0.1)
+            for name in names:
+                attempted(sender, "mallory", f"http://{name}/turns")
+            monkeypatch.setattr(deliveries, "ATTEMPT_SECONDS", 10.0)
+            attempted(sender, "ann", f"{fast.url}/turns")
+            got = fast.next(timeout=5)
+        finally:
+            release.set()
+    assert got.path == "/turns"
 
 
 def busy_sender(hooks: Webhooks, host: str) -> Sender:

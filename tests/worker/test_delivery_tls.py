@@ -87,7 +87,7 @@ def soon() -> float:
 
 
 def approved(url: str) -> Target:
-    found = target(url, allowed_hosts("localhost,127.0.0.1"), soon())
+    found = target(url, allowed_hosts("localhost,127.0.0.1"), soon(), "ann")
     assert isinstance(found, Target), found
     return found
 
