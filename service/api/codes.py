@@ -97,6 +97,7 @@ class Problem(StrEnum):
     STORAGE_FULL = "storage_full", 503
     REDIS_UNAVAILABLE = "redis_unavailable", 503
     UNAVAILABLE = "unavailable", 503
+    WEBHOOK_LOOKUP_TIMEOUT = "webhook_lookup_timeout", 503
 
 
 #: The problem of a status Flask or werkzeug raises by itself.

@@ -27,18 +27,21 @@ from requests.utils import requote_uri
 #: The longest URL a webhook may have.
 MAX_URL = 2000
 DEFAULT_PORTS = {"http": 80, "https": 443}
-#: Threads that look names up for deliveries: twice the worker's sending threads. A delivery
-#: waits for its lookup only until its attempt's deadline; a lookup the resolver is slow to end
-#: goes on holding one of these (until the resolver's own timeout) while the next attempts look
-#: their names up beside it, and when all are held, lookups wait their turn rather than start
-#: ever more threads. One name is looked up once at a time: an attempt whose name is being
-#: looked up already waits for that lookup, so a name whose lookup never ends holds one thread,
-#: however often its deliveries are tried.
+#: Threads that look names up for deliveries (and, in the API, for registrations): twice the
+#: worker's sending threads. A delivery waits for its lookup only until its attempt's deadline;
+#: a lookup the resolver is slow to end goes on holding one of these (until the resolver's own
+#: timeout) while the next attempts look their names up beside it, and when all are held,
+#: lookups wait their turn rather than start ever more threads. One name is looked up once at a
+#: time: an attempt whose name is being looked up already waits for that lookup, so a name
+#: whose lookup never ends holds one thread, however often its deliveries are tried.
 LOOKUP_THREADS = 16
 #: Lookups one owner (the player whose webhook it is) may have started and not ended. Names
 #: cost nothing to make, so a player could otherwise hold every lookup thread with names its
 #: own name server never answers, and no other player's name would be looked up in time.
 LOOKUPS_PER_OWNER = 2
+#: A registration waits this long at most for its URL's name to be looked up: its request
+#: holds a server thread meanwhile, and a name server may never answer.
+REGISTRATION_LOOKUP_SECONDS = 5.0
 _LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-lookup")
 
 
@@ -79,9 +82,12 @@ def allowed_hosts(setting: str) -> frozenset[str]:
     return frozenset(h.strip().lower() for h in setting.split(",") if h.strip())
 
 
-def refusal(url: str, allow: frozenset[str]) -> str | None:
+def refusal(url: str, allow: frozenset[str], owner: str) -> str | None:
     """Why ``url`` may not be a webhook's, or None when it may. A host the operator allows is
-    not resolved here (its name may not resolve yet where the API runs)."""
+    not resolved here (its name may not resolve yet where the API runs). The lookup counts
+    against ``owner`` (the registering player) as a delivery's does, and is waited for
+    REGISTRATION_LOOKUP_SECONDS at most: TimeoutError after them, LookupsBusy if ``owner``'s
+    lookups not ended are as many as one may have."""
     parsed = _parse(url)
     if isinstance(parsed, str):
         return parsed
@@ -90,7 +96,7 @@ def refusal(url: str, allow: frozenset[str]) -> str | None:
         return None
     if parts.scheme == "http":
         return _plain_http(host)
-    found = _resolve(host, port)
+    found = _resolve_by(host, port, time.monotonic() + REGISTRATION_LOOKUP_SECONDS, owner)
     return found if isinstance(found, str) else _private(host, found)
 
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
+from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
 
+from service.api import webhook_urls
 from service.api.webhook_urls import Target, allowed_hosts, refusal, target
+
+from .conftest import bearer
 
 
 @pytest.mark.parametrize(
@@ -27,7 +34,7 @@ from service.api.webhook_urls import Target, allowed_hosts, refusal, target
 def test_an_allowed_host_with_a_port_allows_that_port_only(
     setting: str, url: str, allowed: bool
 ) -> None:
-    why = refusal(url, allowed_hosts(setting))
+    why = refusal(url, allowed_hosts(setting), "ann")
     assert (why is None) == allowed, why
 
 
@@ -67,11 +74,44 @@ def test_an_address_that_carries_a_private_one_is_not_public(address: str) -> No
     """``is_global`` takes these for public: an IPv6 address that embeds a private IPv4 one,
     a site-local one, or a multicast group."""
     host = f"[{address}]" if ":" in address else address
-    why = refusal(f"https://{host}/hook", frozenset())
+    why = refusal(f"https://{host}/hook", frozenset(), "ann")
     assert why is not None and "not public" in why, why
 
 
 def test_an_address_that_carries_a_public_one_is_public() -> None:
     public = ("[64:ff9b::808:808]", "[2002:808:808::1]", "[::ffff:8.8.8.8]", "[::ffff:0:808:808]")
     for address in (*public, "8.8.8.8"):
-        assert refusal(f"https://{address}/hook", frozenset()) is None, address
+        assert refusal(f"https://{address}/hook", frozenset(), "ann") is None, address
+
+
+def test_a_registrations_lookup_that_never_ends_is_answered_in_time(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A webhook's name is looked up at registration, to refuse one that resolves into private
+    space: a name server that never answers held the request, and its server thread, as long.
+    The resolver is the one stand-in: ``hung.example`` answers (that it does not resolve) only
+    when the test ends, or after 10 s."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def hung(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "hung.example":
+            return real(host, *args, **kwargs)
+        release.wait(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    monkeypatch.setattr(webhook_urls, "REGISTRATION_LOOKUP_SECONDS", 0.5, raising=False)
+    made = client.post("/api/v1/players", json={"name": "ann"}).json
+    assert made is not None
+    hooks = f"/api/v1/players/{made['player_id']}/webhooks"
+    try:
+        url = "https://hung.example/turns"
+        answered = client.post(hooks, json={"url": url}, headers=bearer(made["player_token"]))
+    finally:
+        release.set()
+    assert answered.status_code == 503, answered.json
+    assert answered.json is not None and answered.json["code"] == "webhook_lookup_timeout"
+    assert answered.headers["Retry-After"].isdigit()
+    listed = client.get(hooks, headers=bearer(made["player_token"])).json
+    assert listed == {"webhooks": []}, "a refused registration stored a webhook"

@@ -31,7 +31,7 @@ NEVER_ASKED = {  # answers to requests the page never makes, or never makes so
     "body_too_large", "uri_too_long", "unsupported_media_type",
     "precondition_required", "headers_too_large", "invalid_rules", "invalid_position",
     "tile_not_in_set", "unknown_train", "too_many_bots", "webhook_url_not_allowed",
-    "rated_game_dealt",
+    "rated_game_dealt", "webhook_lookup_timeout",
 }  # fmt: skip
 SERVER_TROUBLE = {  # 5xx: worded by their status, "the server is having trouble"
     "corrupt_state", "internal_error", "storage_unavailable", "storage_full",

@@ -25,7 +25,10 @@ from ..config import settings
 from ..problems import ApiError
 from ..store_access import store
 from ..web import UNAUTHORIZED_HEADERS, bearer_token, missing_token
-from ..webhook_urls import allowed_hosts, refusal
+from ..webhook_urls import REGISTRATION_LOOKUP_SECONDS, LookupsBusy, allowed_hosts, refusal
+
+#: A registration whose lookup did not end in time is tried again after this many seconds.
+LOOKUP_RETRY_AFTER = str(round(REGISTRATION_LOOKUP_SECONDS))
 
 
 def create_player(name: str) -> tuple[Player, str]:
@@ -63,7 +66,7 @@ def leaderboard(kind: PlayerKind, limit: int) -> list[Player]:
 
 def register_webhook(player: Player, url: str, events: list[HookEvent]) -> Hook:
     """A new webhook of ``player``, once its URL passes the policy (service/api/webhook_urls)."""
-    why = refusal(url, allowed_hosts(settings().webhook_allow_hosts))
+    why = _refusal(player, url)
     if why is not None:
         raise ApiError(Problem.WEBHOOK_URL_NOT_ALLOWED, why)
     hook = store().hooks.register(player.player_id, url, events)
@@ -72,6 +75,18 @@ def register_webhook(player: Player, url: str, events: list[HookEvent]) -> Hook:
             Problem.TOO_MANY_WEBHOOKS, f"A player has at most {MAX_HOOKS} webhooks: remove one."
         )
     return hook
+
+
+def _refusal(player: Player, url: str) -> str | None:
+    """Why the policy refuses ``url``; a 503 when its name was not looked up in time."""
+    try:
+        return refusal(url, allowed_hosts(settings().webhook_allow_hosts), player.player_id)
+    except (TimeoutError, LookupsBusy) as err:
+        raise ApiError(
+            Problem.WEBHOOK_LOOKUP_TIMEOUT,
+            f"The URL's host name was not looked up in time: {err}. Try again later.",
+            headers={"Retry-After": LOOKUP_RETRY_AFTER},
+        ) from None
 
 
 def webhooks(player: Player) -> list[Hook]:
