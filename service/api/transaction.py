@@ -387,6 +387,8 @@ class NewGame:
     game_id: str | None = None  # an id chosen before the game exists (a seek table's)
     # A rematch keeps its finished game's tokens: their digests (host, table, seats).
     keeps: tuple[bytes, bytes, Sequence[bytes]] | None = None
+    # The seat its maker takes, present at once as a join's is: making it is their request.
+    present: int | None = None
 
     @property
     def seat_digests(self) -> list[bytes]:
@@ -476,6 +478,8 @@ def create(
         due=server_due(game.state, table, table.created_ms),
         ends_rated=ends_rated,
     )
+    if game.present is not None:
+        mark_alone(game_id, game.present, table.created_ms)
     hand_over(store().work, game_id, game.state, table, table.created_ms)
     notify(game_id, game.state, table, game.applied, len(game.applied))
     if table.listing.public and not table.full:

@@ -89,7 +89,7 @@ def test_a_seat_taken_with_an_invite_is_present_at_once(client: FlaskClient) -> 
     client.get(f"/api/v1/games/{gid}")  # this process holds a copy of the presence
     r = client.post(f"/api/v1/games/{gid}/join", json={"invite": invite, "name": "bo"})
     assert r.status_code == 201, r.json
-    assert present_after(client, gid) == [False, True]
+    assert present_after(client, gid) == [True, True]  # seat 0: its creator's, made present
 
 
 def test_seats_taken_by_seeks_are_present_at_once(client: FlaskClient) -> None:
@@ -111,3 +111,42 @@ def test_a_seat_moved_by_a_transfer_claim_is_present_at_once(client: FlaskClient
     r = client.post(f"{game.url}/transfers/claim", json={"ticket": issued.json["ticket"]})
     assert r.status_code == 201, r.json
     assert present_after(client, game.id) == [False, True]
+
+
+def test_a_created_games_one_person_seat_is_its_creators_and_present_at_once(
+    client: FlaskClient,
+) -> None:
+    """Making the game is a request of the creator, who sits at its one person seat (the
+    others bots or open, as the web table makes them); with several person seats the creator
+    holds every token, and no seat is known to be theirs."""
+    players = [{"open": True}, {"name": "cpu", "bot": "greedy"}, "ann"]
+    r = client.post("/api/v1/games", json={"players": players})
+    assert r.status_code == 201, r.json
+    assert present_after(client, r.json["game_id"]) == [False, False, True]
+    r = client.post("/api/v1/games", json={"players": ["ann", "bo"]})
+    assert r.status_code == 201, r.json
+    assert present_after(client, r.json["game_id"]) == [False, False]
+
+
+def played_out(client: FlaskClient) -> tuple[str, list[str]]:
+    """A finished one-round game of ann, bo and a bot: its id and the people's tokens."""
+    game = new_game(
+        client,
+        players=["ann", "bo", {"name": "cpu", "bot": "greedy"}],
+        options={"rounds": 1, "set": 6, "hand_size": 5},
+    )
+    view = game.deal().json
+    while view["status"] != "game_over":
+        moves = game.legal(view["turn"])
+        view = game.move(view["turn"], moves[0]).json
+    return game.id, game.seats[:2]
+
+
+def test_a_seat_that_claims_its_rematch_place_is_present_there_at_once(
+    client: FlaskClient,
+) -> None:
+    """A claim is a request of the seat's holder, who holds the same seat of the next game."""
+    gid, (ann, _) = played_out(client)
+    r = client.post(f"/api/v1/games/{gid}/rematch", headers=bearer(ann))
+    assert r.status_code == 201, r.json
+    assert present_after(client, r.json["game_id"]) == [True, False, False]

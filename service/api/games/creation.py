@@ -58,7 +58,17 @@ def build(body: dict[str, Any]) -> NewGame:
         if seat.kind == SeatKind.OPEN:
             invite = invites[number] = new_invite()
             table.seats[number] = replace(seat, invite=invite_digest(invite))
-    return NewGame(state, table, applied, tokens, invites, new_token(), new_token())
+    return NewGame(
+        state, table, applied, tokens, invites, new_token(), new_token(), present=_creators(table)
+    )
+
+
+def _creators(table: Table) -> int | None:
+    """The seat the creator takes: the one person seat, when there is one only (the others bots
+    or open, as the web table makes them). With several, the creator holds every token and no
+    seat is known to be theirs."""
+    people = [number for number, seat in enumerate(table.seats) if seat.kind == SeatKind.PERSON]
+    return people[0] if len(people) == 1 else None
 
 
 def _seat(seat: dict[str, Any], rated: bool) -> Seat:

@@ -29,6 +29,7 @@ from ..background import queue_now
 from ..codes import Problem
 from ..config import settings
 from ..etag import check_if_match
+from ..presence import mark_alone, mark_due
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -74,6 +75,8 @@ def claim_place(g: Loaded) -> Response:
             f"This seat was not claimed within {settings().rematch_claim_seconds} s of the "
             "rematch: it is open in the next game, for anyone its table invites.",
         ) from None
+    if g.seat is not None:
+        _seen(made, g.seat)
     if first and g.seat is not None:
         queue_now(store().work, made)  # the worker closes the claims once all have claimed
     assert g.token is not None
@@ -83,6 +86,14 @@ def claim_place(g: Loaded) -> Response:
     else:
         body.update(seat=g.seat, token=g.token)
     return json_response(body, 201 if first else 200)
+
+
+def _seen(made: str, seat: int) -> None:
+    """A claim is a request of the seat's holder, who holds the same seat of the next game: it
+    is present there, as a join's seat is (at most every few seconds a seat, as any request)."""
+    due = mark_due(made, seat)
+    if due is not None:
+        mark_alone(made, seat, due)
 
 
 def caller(game_id: str) -> Loaded:

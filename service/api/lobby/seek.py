@@ -23,7 +23,6 @@ from ..codes import Problem
 from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..owed import owe
-from ..presence import mark_alone
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import (
@@ -246,7 +245,15 @@ def make_table(game_id: str, wanted: Seek, offered: list[bytes] | None = None) -
     if offered is not None:
         offered.append(hash_token(tokens[0] or ""))
     game = NewGame(
-        state, table, applied, tokens, [None] * wanted.players, new_token(), new_token(), game_id
+        state,
+        table,
+        applied,
+        tokens,
+        [None] * wanted.players,
+        new_token(),
+        new_token(),
+        game_id,
+        present=0,  # the seeker's own request: seat 0 is at the table
     )
 
     def answer(made: str) -> dict[str, Any]:
@@ -259,6 +266,4 @@ def make_table(game_id: str, wanted: Seek, offered: list[bytes] | None = None) -
             "table_token": game.table_token,
         }
 
-    made = create(game, None, answer, lambda made: f"/api/v1/games/{made}")
-    mark_alone(game_id, 0, created)  # the seeker's own request: seat 0 is at the table
-    return made
+    return create(game, None, answer, lambda made: f"/api/v1/games/{made}")
