@@ -179,12 +179,15 @@ def require_json_body() -> None:
 
 def finish_response(response: Response) -> Response:
     """The headers an answer takes from the request it answers: cache policy, rate limits,
-    Vary, CORS; and ``nosniff`` on every answer, problems included.
+    Vary, CORS; ``nosniff`` on every answer, problems included; no Content-Type on a 204.
     One hook that reads the WSGI environ once: each hook and each proxied look-up is paid on
     every request."""
     # A JSON answer echoes names players chose: a browser must never sniff it as HTML or a
     # script, whatever its Content-Type.
     response.headers["X-Content-Type-Options"] = "nosniff"
+    if response.status_code == 204:
+        # No content (RFC 9110 §15.3.5), so no type of it: Flask gives every answer one.
+        response.headers.pop("Content-Type", None)
     environ = request.environ
     apply_policy(response, environ)
     write_rate_limit_headers(response)

@@ -488,3 +488,25 @@ def test_a_table_holds_at_most_four_hard_bots(stack: Stack) -> None:
     )
     assert_problem(put, 422, "too_many_bots")
     assert view(stack.url, gid)["players"][4]["bot"] is None
+
+
+def test_a_204_through_nginx_names_no_content_type(stack: Stack) -> None:
+    """nginx passes the app's 204 on as it is, with no Content-Type (a 204 has no content)."""
+    made = requests.post(f"{stack.url}/api/v1/players", json={"name": "ann"}, timeout=10)
+    assert made.status_code == 201, made.text
+    player = made.json()
+    hooks = f"{stack.url}/api/v1/players/{player['player_id']}/webhooks"
+    # A public address: nothing to look up, and nothing is sent to it before its removal.
+    hook = requests.post(
+        hooks,
+        json={"url": "https://8.8.8.8/turns"},
+        headers=auth(player["player_token"]),
+        timeout=10,
+    )
+    assert hook.status_code == 201, hook.text
+    removed = requests.delete(
+        f"{hooks}/{hook.json()['webhook_id']}", headers=auth(player["player_token"]), timeout=10
+    )
+    assert removed.status_code == 204, removed.text
+    assert "Content-Type" not in removed.headers, removed.headers
+    assert removed.content == b""
