@@ -44,6 +44,7 @@ def build(body: dict[str, Any]) -> NewGame:
         state = rules.new_game(
             names, body.get("preset", Preset.STANDARD), body.get("options"), body.get("seed")
         )
+        check_rated_seats(body)
         rated = bool(body.get("rated", False))
         table = Table([_seat(s, rated) for s in seats], bool(body.get("auto_deal", False)))
         table.turn_seconds = turn_seconds_of(body.get("turn_seconds", 0))
@@ -143,6 +144,21 @@ def check_unseeded(body: dict[str, Any]) -> None:
             "A rated game takes no seed: its deals are the server's own.",
             extra={"errors": {"seed": ["a rated game is dealt from a seed nobody knows"]}},
         )
+
+
+def check_rated_seats(body: dict[str, Any]) -> None:
+    """A rated table that deals by itself deals once every seat is a player or a bot: a seat
+    that is neither would hold it before its first deal for ever, and no request would be told
+    why. Refused at once, as a join without player_token is, before anything is stored."""
+    if not (body.get("rated", False) and body.get("auto_deal", False)):
+        return
+    for number, seat in enumerate(body["players"]):
+        if not (seat.get("open") or seat.get("bot") or "player_token" in seat):
+            raise ApiError(
+                Problem.UNRATED_SEAT,
+                f"Seat {number} of a rated game that deals by itself must be a player "
+                "(player_token), a bot, or open for a player to join.",
+            )
 
 
 def check_one_seat_each(table: Table) -> None:

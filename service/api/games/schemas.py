@@ -114,8 +114,9 @@ class CreateGameSchema(ma.Schema):
     rated = StrictBool(
         metadata={
             "description": "rate every seat at the end (openskill); every seat must then be a "
-            "player (player_token) or a bot. A rated game takes no `seed`, and its host token "
-            "sees no hidden tile (nor exports the position) until the game is over"
+            "player (player_token) or a bot by the deal, and with `auto_deal` a player, a bot "
+            "or open at creation (422 unrated_seat). A rated game takes no `seed`, and its "
+            "host token sees no hidden tile (nor exports the position) until the game is over"
         }
     )
     turn_seconds = StrictInt(
