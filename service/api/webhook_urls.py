@@ -167,8 +167,9 @@ def _resolve_by(host: str, port: int, deadline: float, owner: str) -> list[tuple
                 raise LookupsBusy(
                     f"{LOOKUPS_PER_OWNER} earlier lookups of this player have not ended"
                 )
+            future = _LOOKUPS.submit(_resolve, host, port)  # counted once the pool took it
             _OWNED[owner] += 1
-            lookup = _RUNNING[key] = _Lookup(_LOOKUPS.submit(_resolve, host, port), owner)
+            lookup = _RUNNING[key] = _Lookup(future, owner)
             lookup.future.add_done_callback(lambda _: _forget(key, lookup))
         lookup.waiting += 1
     try:

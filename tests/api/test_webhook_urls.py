@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -115,3 +116,21 @@ def test_a_registrations_lookup_that_never_ends_is_answered_in_time(
     assert answered.headers["Retry-After"].isdigit()
     listed = client.get(hooks, headers=bearer(made["player_token"])).json
     assert listed == {"webhooks": []}, "a refused registration stored a webhook"
+
+
+def test_a_lookup_the_pool_cannot_start_counts_against_no_player(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool may refuse a lookup (a thread that cannot start, a pool shut down): none was
+    started, so none counts against its player, who would otherwise be refused every lookup,
+    for as long as the process lives, after LOOKUPS_PER_OWNER such refusals. A real pool, shut
+    down, stands for one whose thread cannot start."""
+    shut = ThreadPoolExecutor(1)
+    shut.shutdown()
+    url, soon = "https://8.8.8.8/turns", time.monotonic() + 10
+    with monkeypatch.context() as patched:
+        patched.setattr(webhook_urls, "_LOOKUPS", shut)
+        for _ in range(webhook_urls.LOOKUPS_PER_OWNER):
+            with pytest.raises(RuntimeError):
+                target(url, frozenset(), soon, "zed")
+    assert isinstance(target(url, frozenset(), soon, "zed"), Target)
