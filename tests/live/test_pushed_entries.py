@@ -740,3 +740,43 @@ def test_a_rewind_read_again_is_not_read_a_third_time_for_being_stale(
     assert until(lambda: not f.stale), "the feed stays stale"
     assert f.rewinds == 2 and not f.rewinding
     assert not store.read.acquire(timeout=0.5), "a third read"
+
+
+def test_a_stream_sent_a_lost_entry_ends_though_it_looks_only_after_a_rewind_read_again(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """A stream was sent the feed's 9 and 10, then Redis lost them and took others; the ticker
+    finds it during the rewind's read too, so the log is read twice, the feed stale between the
+    two. The stream, busy meanwhile (a slow client's socket), looks at the feed only after the
+    second read: it must end, its 9 and 10 lost. The second read told only how much it shared
+    with the first (all of it), and the stream went on with the lost 9 and 10, waiting past
+    them."""
+    client = redis.Redis.from_url(redis_server.url)
+    store = TurnstileStore(client)
+    game_id = f"unseen{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(store, presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, store)
+    f._append(records[:10])
+    f.heard(10)
+    frames = stream(f, 8, Viewer(Role.PUBLIC), Media.SSE, lifetime=3 * WAIT)
+    next(frames)  # the retry line
+    assert b"id: 10\n" in next(frames)  # the stream stops there: its client reads slowly
+    hub._reread([f])  # the finding: the first read
+    assert store.read.acquire(timeout=WAIT)
+    hub._reread([f])  # the ticker during the first read: the second read
+    store.gate.release()
+    assert store.read.acquire(timeout=WAIT)
+    store.gate.release()
+    assert until(lambda: f.rewinds == 2 and not f.stale), "the rewind was never made"
+    ended = threading.Event()
+
+    def resume() -> None:
+        for _ in frames:
+            pass
+        ended.set()
+
+    threading.Thread(target=resume, daemon=True).start()
+    assert until(ended.is_set), "the stream holding the lost 9 and 10 goes on"

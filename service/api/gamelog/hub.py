@@ -90,6 +90,10 @@ class Feed:
         # an entry past them holds one that no longer exists, and its stream ends.
         self.rewinds = 0
         self.rewound_to = 0
+        # The entries were read again while stale, never shown: readers hold entries of the
+        # feed before them, and the next rewind keeps the lower count of shared entries (a
+        # reader may look only after both).
+        self.unshown = False
         # The entries are not the stored log's (a rewind was found, not yet made): readers are
         # shown none of them and wait for the rewind, and wake-ups are not appended meanwhile
         # (they would follow lost entries).
@@ -243,9 +247,11 @@ class Feed:
         replayer = Replayer(moves=True)
         entries = [replayer.feed(raw) for raw in records]
         with self._reading, self._changing:
-            self.rewound_to = shared(self.entries, entries)
+            to = shared(self.entries, entries)
+            self.rewound_to = min(to, self.rewound_to) if self.unshown else to
             self.rewinds += 1
             self.stale = self.again  # found again during the read: what it read may be lost too
+            self.unshown = self.stale
             self.replayer, self.entries = replayer, entries
             self.tail = records[-1] if records else b""
             self.final = next((e.version for e in entries if e.ends_game), None)
