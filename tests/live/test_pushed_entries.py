@@ -780,3 +780,38 @@ def test_a_stream_sent_a_lost_entry_ends_though_it_looks_only_after_a_rewind_rea
 
     threading.Thread(target=resume, daemon=True).start()
     assert until(ended.is_set), "the stream holding the lost 9 and 10 goes on"
+
+
+class WatchedFeed(Feed):
+    """A feed that, at each step of any change of its attributes, records what a reader on
+    another thread (the API pool's threads hold no lock to read) would be shown after 8."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        looks = self.__dict__.get("looks")
+        if looks is not None:
+            looks.append([entry.record for entry in self.since(8)])
+
+
+def test_a_reader_looking_while_a_rewind_is_made_is_shown_no_lost_entry(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """A reader reads a feed without its lock. Between any two steps of the rewind that
+    replaces the lost 9 and 10, it must be shown none of them: the feed was no longer stale
+    before its entries were replaced, and a reader there was shown the lost 9 and 10 as the
+    stored log's."""
+    client = redis.Redis.from_url(redis_server.url)
+    game_id = f"midway{random.randrange(10**9)}"
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (8, 9)]
+    client.hset(keys.game_key(game_id), "v", 10)
+    client.rpush(keys.log_key(game_id), *records[:8], *other)
+    hub = Hub(GameStore(client), presence_ms=30_000)
+    f = hub.feeds[game_id] = WatchedFeed(game_id, hub.store)
+    f._append(records[:10])
+    f.heard(10)
+    lost = {entry.record for entry in f.entries[8:]}
+    object.__setattr__(f, "looks", [])  # watched from the finding on
+    hub._wake(b"%s 10 %d:%s" % (game_id.encode(), len(other[1]), other[1]))
+    assert until(lambda: f.rewinds == 1 and not f.stale), "the rewind was never made"
+    assert f.looks, "no step watched"
+    assert not [shown for shown in f.looks if lost & set(shown)], "a lost entry shown"

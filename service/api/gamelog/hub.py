@@ -250,13 +250,14 @@ class Feed:
             to = shared(self.entries, entries)
             self.rewound_to = min(to, self.rewound_to) if self.unshown else to
             self.rewinds += 1
-            self.stale = self.again  # found again during the read: what it read may be lost too
-            self.unshown = self.stale
             self.replayer, self.entries = replayer, entries
             self.tail = records[-1] if records else b""
             self.final = next((e.version for e in entries if e.ends_game), None)
             self._rendered.clear()
             self.known = version
+            # Last, as readers read without the lock: a feed no longer stale is shown whole.
+            # Stale still if found again during the read (what it read may be lost too).
+            self.stale = self.unshown = self.again
             self._ring(parked=True)
 
     def owe_rewind(self) -> bool:
