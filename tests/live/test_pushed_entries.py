@@ -619,6 +619,24 @@ def test_a_rewind_that_could_not_be_started_is_started_at_the_next_finding(
     assert f.rewound_to == 8
 
 
+class WaitedFeed(Feed):
+    """A feed that tells when a reader first waits on it."""
+
+    def __init__(self, game_id: str, store: GameStore) -> None:
+        super().__init__(game_id, store)
+        self.waited = threading.Event()
+
+    def wait(
+        self,
+        after: int,
+        timeout: float,
+        presence_seq: int | None = None,
+        rewinds: int | None = None,
+    ) -> bool:
+        self.waited.set()
+        return super().wait(after, timeout, presence_seq, rewinds)
+
+
 def test_a_stream_woken_while_a_rewind_is_read_is_sent_no_lost_entry(
     records: list[bytes], redis_server: RedisServer
 ) -> None:
@@ -633,7 +651,7 @@ def test_a_stream_woken_while_a_rewind_is_read_is_sent_no_lost_entry(
     client.hset(keys.game_key(game_id), "v", 11)
     client.rpush(keys.log_key(game_id), *records[:8], *other)
     hub = Hub(gated, presence_ms=30_000)
-    f = hub.feeds[game_id] = Feed(game_id, gated)
+    f = hub.feeds[game_id] = WaitedFeed(game_id, gated)
     f._append(records[:8])
     f.heard(8)
     ended, sent = threading.Event(), bytearray()
@@ -644,6 +662,7 @@ def test_a_stream_woken_while_a_rewind_is_read_is_sent_no_lost_entry(
         ended.set()
 
     threading.Thread(target=follow, daemon=True).start()
+    assert f.waited.wait(WAIT), "the stream never waited"
     f._append(records[8:10])  # published, then lost: a waiting stream is not woken for them
     try:
         hub._reread([f])  # the ticker finds the rewind; its read waits for the gate
