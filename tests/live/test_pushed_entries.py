@@ -834,3 +834,46 @@ def test_a_reader_looking_while_a_rewind_is_made_is_shown_no_lost_entry(
     assert until(lambda: f.rewinds == 1 and not f.stale), "the rewind was never made"
     assert f.looks, "no step watched"
     assert not [shown for shown in f.looks if lost & set(shown)], "a lost entry shown"
+
+
+def test_a_stream_short_of_a_stale_feeds_last_entry_waits_for_the_rewind(
+    records: list[bytes], redis_server: RedisServer
+) -> None:
+    """The feed holds the whole game, its end included; Redis lost the last two entries and
+    took others, and the rewind's read is slow. A stream a few entries short of the end,
+    looking meanwhile, must wait for the rewind and send the stored entries: it took the
+    feed's lost end for the game's, was past no entry it could send, and ended at once (its
+    client reconnecting, to end again, until the rewind)."""
+    client = redis.Redis.from_url(redis_server.url)
+    gated = GatedStore(client)
+    game_id = f"ending{random.randrange(10**9)}"
+    n = len(records)
+    other = [other_record(records[i], records[:i], 10 * log.TICK_MS) for i in (n - 2, n - 1)]
+    client.hset(keys.game_key(game_id), "v", n)
+    client.rpush(keys.log_key(game_id), *records[: n - 2], *other)
+    hub = Hub(gated, presence_ms=30_000)
+    f = hub.feeds[game_id] = Feed(game_id, gated)
+    f._append(records)
+    f.heard(n)
+    assert f.final == n, "the game's records end it"
+    ended, sent = threading.Event(), bytearray()
+    frames = stream(f, n - 3, Viewer(Role.PUBLIC), Media.SSE, lifetime=3 * WAIT)
+
+    def follow() -> None:
+        for data in frames:
+            sent.extend(data)
+        ended.set()
+
+    try:
+        hub._reread([f])  # the ticker finds the rewind; its read waits for the gate
+        assert f.stale
+        threading.Thread(target=follow, daemon=True).start()
+        time.sleep(0.5)  # the stream's chance to look at the stale feed
+    finally:
+        gated.gate.set()
+    assert until(lambda: f.rewinds == 1 and not f.stale), "the rewind was never made"
+    assert until(ended.is_set), "the stream never ended"
+    assert b"id: %d\n" % (n - 2) in sent, bytes(sent)
+    replay = Replayer()
+    stored = [replay.feed(raw) for raw in [*records[: n - 2], *other]][-1]
+    assert sse_message(stored, Viewer(Role.PUBLIC).entry_json(stored)) in sent

@@ -311,9 +311,10 @@ def caught_up(feed: Feed) -> None:
 
 def lingering(feed: Feed, last: int, linger: float) -> float:
     """Seconds left to wait for a rematch entry once a reader holds the game's last entry (0:
-    the stream ends); unbounded while the game goes on."""
+    the stream ends); unbounded while the game goes on, and while the feed is stale: the end
+    it holds may be a lost one, and the reader waits for the rewind."""
     final = feed.final
-    if final is None:
+    if final is None or feed.stale:
         return float("inf")
     if last != final or linger <= 0:
         return 0.0
