@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
+import re
+import signal
+import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -214,3 +219,58 @@ def test_a_move_marks_its_seat_with_the_change_and_a_refused_one_on_its_own(
     assert writes.stop() == [("tcp", "HSET"), ("tcp", "EXPIRE")]
     marks = redis.Redis.from_url(redis_server.url).hgetall(presence_key(gid))
     assert {f"r{turn}".encode(), f"r{waiting}".encode()} <= set(marks)
+
+
+def presence_example() -> tuple[str, dict[str, Any]]:
+    """The shell lines of the console example of players.md's Presence section that follows
+    the game, and the line it shows the reader getting."""
+    text = (Path(__file__).parents[2] / "docs" / "players.md").read_text(encoding="utf-8")
+    section = text[text.index("## Presence") :]
+    block = re.search(r"```console\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    lines = block.group(1).splitlines()
+    script = "\n".join(line[2:] for line in lines if line.startswith("$ "))
+    (shown,) = [json.loads(line) for line in lines if line.startswith("{")]
+    return script, shown
+
+
+def test_players_md_presence_example_runs_as_written(server: str) -> None:
+    """players.md's presence example, run by a shell against a game in progress: its stream
+    opens and gets the line it shows when seat 1 comes to the table."""
+    script, shown = presence_example()
+    game = new_game(server)
+    gid, tokens = game["game_id"], [seat["token"] for seat in game["seats"]]
+    env = {**os.environ, "S": server, "G": gid}
+    shell = subprocess.Popen(
+        ["bash", "-c", script], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    got: queue.Queue[dict[str, Any]] = queue.Queue()
+    threading.Thread(target=read_lines, args=(shell, got), daemon=True).start()
+    try:
+        assert seat_comes(server, gid, tokens[1], got) == shown
+    finally:
+        os.killpg(shell.pid, signal.SIGTERM)
+        shell.wait()
+
+
+def read_lines(shell: subprocess.Popen[str], got: queue.Queue[dict[str, Any]]) -> None:
+    assert shell.stdout is not None
+    for line in shell.stdout:
+        if line.strip():
+            got.put(json.loads(line))
+
+
+def seat_comes(base: str, gid: str, token: str, got: queue.Queue[dict[str, Any]]) -> Any:
+    """The first line the example's reader gets that is not seat 1 going away: the shell's
+    stream opens at a moment this test cannot see, so seat 1 comes, and goes again (its 2 s
+    window) before it comes once more, until the reader was there to see it come."""
+    for _ in range(5):
+        requests.get(f"{base}/api/v1/games/{gid}", headers=auth(token), timeout=10)
+        try:
+            line = got.get(timeout=3)
+        except queue.Empty:
+            time.sleep(2)  # seat 1 leaves before it comes again
+            continue
+        if line != {"type": "presence", "seat": 1, "present": False}:
+            return line
+    return None
