@@ -15,8 +15,8 @@ HEADERS = {
     "webhook-id": "the delivery's id, the same on each of its attempts: drop duplicates by it",
     "webhook-timestamp": "Unix seconds of this attempt",
     "webhook-signature": (
-        "`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` with "
-        "the webhook's secret"
+        "`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed "
+        "with the webhook's secret decoded: the base64 after its `whsec_` prefix"
     ),
 }
 

@@ -3,13 +3,16 @@ no hidden tile or token in a body, and URLs held to the policy."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import queue
 import random
+import re
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,6 +116,35 @@ def test_your_turn_is_signed_and_tells_no_secret(server: str, hooks: Receiver) -
         ids.add(got.headers["webhook-id"])
         finish_turn(server, gid, token, view["version"])
     assert len(ids) == 3
+
+
+def documented_check() -> Any:
+    """The ``verified`` function players.md shows, checking a delivery with the standard
+    library alone."""
+    text = (Path(__file__).parents[2] / "docs" / "players.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    (code,) = [block for block in blocks if "def verified" in block]
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # the docs' own example, run as a reader would
+    return namespace["verified"]
+
+
+def test_players_md_checks_a_signature_with_the_standard_library(
+    server: str, hooks: Receiver
+) -> None:
+    """The stdlib check of players.md takes a real delivery, and refuses it altered or under
+    the secret's text (the key is the secret's bytes)."""
+    check = documented_check()
+    ann = new_player(server, "ann")
+    made = register(server, ann, hooks.url + "/turns", events=["your_turn"])
+    secret = made.json()["secret"]
+    players = [{"name": "ann", "player_token": ann["player_token"]}, {"name": "c", "bot": "greedy"}]
+    create(server, players=players, auto_deal=True)
+    got = hooks.next()
+    assert check(secret, got.headers, got.body)
+    assert not check(secret, got.headers, got.body + b" ")
+    text_key = base64.b64encode(secret.encode()).decode()  # the secret's text as the key
+    assert not check("whsec_" + text_key, got.headers, got.body)
 
 
 def test_a_seat_change_while_the_turn_stays_sends_no_your_turn(
