@@ -13,6 +13,7 @@ import re
 import subprocess
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mexican_train_client import Client
@@ -459,3 +460,23 @@ def test_every_setting_is_documented_with_its_default() -> None:
     missing = sorted(read - set(documented))
     assert not missing, f"settings missing from docs/api.md §14: {missing}"
     assert all(documented[name] for name in read), "every row names its default"
+
+
+def _schema(name: str) -> dict[str, Any]:
+    spec = json.loads((ROOT / "openapi" / "openapi.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = spec["components"]["schemas"][name]
+    return schema
+
+
+def test_players_md_names_every_field_of_a_seek_and_a_leaderboard_item() -> None:
+    """players.md tells a seek's body and a leaderboard's items field by field, as the
+    OpenAPI document declares them: a field it leaves out is one a client never hears of."""
+    text = (ROOT / "docs" / "players.md").read_text(encoding="utf-8")
+    seek = text[text.index("Quick play seats") :]
+    seek = seek[: seek.index("```")]
+    named = set(re.findall(r"`(\w+)`", seek))
+    assert set(_schema("Seek")["properties"]) - named == set()
+    item = re.search(r'"players": \[\{("player_id".*?)\}', text)
+    assert item is not None
+    listed = set(re.findall(r'"(\w+)"', item.group(1)))
+    assert listed == set(_schema("PlayerRecord")["properties"])
