@@ -145,7 +145,12 @@ def init_api(app: Flask) -> ProblemApi:
     register_blueprints(api)
     app.register_error_handler(IdempotentReplay, handle_replay)
     api.spec.components.security_scheme(
-        "bearer", {"type": "http", "scheme": "bearer", "description": "seat or host token"}
+        "bearer",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "a game's seat, table or host token, or a player's token",
+        },
     )
     serve_spec_with(app, lambda: Response(spec_json(api), mimetype="application/json"))
     return api
