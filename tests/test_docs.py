@@ -480,3 +480,39 @@ def test_players_md_names_every_field_of_a_seek_and_a_leaderboard_item() -> None
     assert item is not None
     listed = set(re.findall(r'"(\w+)"', item.group(1)))
     assert listed == set(_schema("PlayerRecord")["properties"])
+
+
+_GRANT = re.compile(r"`(GET|POST|PUT|DELETE) (/api/v1/[^`]+)`")
+
+
+def token_grants(text: str) -> dict[tuple[str, str], str]:
+    """api.md §2's table: (method, path) of each endpoint it names in full, and the tokens it
+    takes."""
+    section = text[text.index("## 2. Identities") : text.index("## 3. ")]
+    grants = {}
+    for row in section.splitlines():
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        if row.startswith("| `") and len(cells) == 2:
+            for method, path in _GRANT.findall(cells[0]):
+                grants[(method.lower(), path.replace("{id}", "{game_id}"))] = cells[1]
+    return grants
+
+
+def test_openapi_summaries_name_the_tokens_api_md_grants() -> None:
+    """An operation whose summary says who alone may call it (``Host only: ...``) says what
+    api.md §2 grants: a client reading /docs is not told a token it holds will not do."""
+    spec = json.loads((ROOT / "openapi" / "openapi.json").read_text(encoding="utf-8"))
+    grants = token_grants((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
+    differ, checked = [], 0
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            summary = operation.get("summary", "") if isinstance(operation, dict) else ""
+            said = re.match(r"([\w ]+?) only:", summary)
+            if said is None:
+                continue
+            checked += 1
+            granted = grants.get((method, path))
+            if granted != said.group(1).lower():
+                differ.append(f"{method.upper()} {path}: {said.group(0)!r}, api.md: {granted!r}")
+    assert checked >= 5
+    assert not differ, "\n".join(differ)

@@ -79,7 +79,8 @@ class Game(MethodView):
     @problems(400, 401, 404, 429)
     @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:
-        """The game view; with a seat token it includes that seat's hand."""
+        """The game view; with a seat token it includes that seat's hand, and on its turn its
+        legal moves."""
         g = load_game(game_id, view=True)
         return not_modified(g.record.version) or json_response(g.view(), version=g.record.version)
 
@@ -91,7 +92,7 @@ class Deal(MethodView):
     @responds(200, ActionResultSchema, headers=ETAG_HEADER)
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def post(self, _body: dict[str, Any], game_id: str) -> Response:
-        """Host only: deal the next round (409 while a round runs or after the last)."""
+        """Table or host only: deal the next round (409 while a round runs or after the last)."""
         return transaction.transact(game_id, decide_deal, need=RoleKind.TABLE)
 
 

@@ -120,8 +120,8 @@ class SeatResource(MethodView):
     @responds(200, SeatChangeResultSchema, headers=ETAG_HEADER)
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     def put(self, body: dict[str, Any], game_id: str, seat: int) -> Response:
-        """Host only: hand a seat to a bot (at once, mid-round too) or reopen it with a new
-        invite; either way the seat's old token stops working."""
+        """Table or host only: hand a seat to a bot (at once, mid-round too) or reopen it with a
+        new invite; either way the seat's old token stops working."""
         return transact(
             game_id, lambda g: change_seat(g, seat, body.get("bot")), need=RoleKind.TABLE
         )
