@@ -516,3 +516,16 @@ def test_openapi_summaries_name_the_tokens_api_md_grants() -> None:
                 differ.append(f"{method.upper()} {path}: {said.group(0)!r}, api.md: {granted!r}")
     assert checked >= 5
     assert not differ, "\n".join(differ)
+
+
+def test_players_md_gives_both_rematch_answers_field_by_field() -> None:
+    """A seat's and the table token's rematch answers, as players.md gives them, are the
+    OpenAPI document's SeatRematch and TableRematch."""
+    text = (ROOT / "docs" / "players.md").read_text(encoding="utf-8")
+    section = text[text.index("## Rematch") : text.index("## Presence")]
+    shapes = [
+        set(re.findall(r'"(\w+)"', shape))
+        for shape in re.findall(r"`(?:\d{3} )?\{(\"[^`]*?)\}`", section)
+    ]
+    for name in ("SeatRematch", "TableRematch"):
+        assert set(_schema(name)["properties"]) in shapes, name
