@@ -236,6 +236,9 @@ LOBBY_KINDS = f"{PREFIX}{{lobby}}:kinds"
 #: Public tables listed without their kind (by a version that kept no per-filter sets): each
 #: listing moves some into the sets above, until none is left.
 LOBBY_UNSORTED = f"{PREFIX}{{lobby}}:tables"
+#: Where the next look at a few of the lobby's tables in turn starts (a rank in LOBBY); gone
+#: once a round of the whole lobby is over.
+LOBBY_ROUND = f"{PREFIX}{{lobby}}:round"
 
 
 def seek_keys(bucket: str) -> tuple[str, str]:

@@ -7,6 +7,8 @@
   lists a table in every set of its kind, another takes it out of all of them (a table leaves
   once full; one that expired is dropped when a listing meets it). ``mt:{lobby}:tables``: tables
   listed without a kind, which listings move into the sets (:meth:`Lobby.unsorted`).
+- ``mt:{lobby}:round``: where the next look at a few tables in turn starts (:meth:`Lobby.round`),
+  so that one gone behind any number of open ones is met by some listing.
 - ``mt:{seek:<digest of the bucket>}:order`` and ``:claims``: the tables made by seeks of one
   bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
   A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
@@ -84,6 +86,7 @@ class Lobby:
         self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
         self._list = client.register_script(scripts.LIST_TABLES)
         self._delist_tables = client.register_script(scripts.DELIST_TABLES)
+        self._round = client.register_script(scripts.LOBBY_ROUND)
 
     def page(
         self, wanted: Filter, below: float | None, skip: int, count: int
@@ -108,6 +111,13 @@ class Lobby:
             self.client.zrevrange(keys.LOBBY_UNSORTED, 0, count - 1, withscores=True),
         )
         return [(raw.decode(), score) for raw, score in found]
+
+    def round(self, count: int) -> list[str]:
+        """The next ``count`` tables at most of a round of the whole lobby, oldest first, each
+        call going on from the last: every listed table comes round, however many newer ones
+        are open."""
+        found = self._round(keys=[keys.LOBBY, keys.LOBBY_ROUND], args=[count])
+        return [raw.decode() for raw in cast("list[bytes]", found)]
 
     def add(self, kind: TableKind, listed: Mapping[str, float]) -> None:
         """List the tables of ``kind`` in ``listed``, each by its listing time (its creation)."""

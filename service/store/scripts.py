@@ -394,6 +394,22 @@ end
 return other
 """
 
+# KEYS[1] = keys.LOBBY (every listed table)  KEYS[2] = keys.LOBBY_ROUND (where the next read
+# starts, by rank)  ARGV[1] = how many
+# The next tables of a round of the whole lobby, oldest first; the round starts over from the
+# oldest (its key deleted) once a read finds fewer than it asked for.
+LOBBY_ROUND = """
+local at = tonumber(redis.call('GET', KEYS[2]) or '0')
+local count = tonumber(ARGV[1])
+local found = redis.call('ZRANGE', KEYS[1], at, at + count - 1)
+if #found < count then
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('SET', KEYS[2], at + count)
+end
+return found
+"""
+
 # KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
 # ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
 # The deliveries due now, each put back due after the lease: a sender that dies with one

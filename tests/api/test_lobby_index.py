@@ -15,13 +15,14 @@ from flask.testing import FlaskClient
 
 from devstack.redis_server import RedisServer
 from service.api.app import create_app
+from service.api.lobby.listing import ROUND
 from service.store import keys
 from tests.api.conftest import bearer
 
 TWO = {"players": ["ann", {"open": True}], "public": True}
 THREE = {"players": ["bo", {"open": True}, {"open": True}], "public": True}
 #: Every key of the lobby's listing, all in the lobby's slot.
-LOBBY_KEY = re.compile(rb"^mt:\{lobby\}:(by:(any|[a-z0-9=,]+)|kinds|tables)$")
+LOBBY_KEY = re.compile(rb"^mt:\{lobby\}:(by:(any|[a-z0-9=,]+)|kinds|tables|round)$")
 #: Commands of the counting itself or of a connection's setup, not of a listing.
 NOT_COUNTED = ("info", "config", "client", "hello", "ping")
 
@@ -79,16 +80,19 @@ def test_a_filtered_listing_costs_as_many_commands_however_many_tables_do_not_fi
     own: tuple[Flask, redis.Redis],
 ) -> None:
     """One fitting table: a listing for it issues as many Redis commands behind 1500 newer
-    tables of another kind as behind none, and only a few."""
+    tables of another kind as behind a few, and only a few: its own reads, and the look at
+    ``ROUND`` tables of the lobby's round (a full one behind as few as behind many)."""
     app, admin = own
     client = app.test_client()
     (fitting,) = made(client, TWO)
+    made(client, THREE, 2 * ROUND)  # each listing below looks at ROUND of them in turn
     listed(client, "?players=2")  # the first listing: the process's connections and scripts
     alone, ids = commands_of(admin, client, "?players=2")
     assert ids == [fitting["game_id"]]
     made(client, THREE, 1500)
     crowded, ids = commands_of(admin, client, "?players=2")
-    assert crowded == alone <= 4, (alone, crowded)
+    # The round's share: its script, the 3 commands it runs, and a read of each table.
+    assert crowded == alone <= 4 + 4 + ROUND, (alone, crowded)
     assert ids == [fitting["game_id"]]
 
 
@@ -164,3 +168,20 @@ def test_tables_listed_without_their_kind_are_sorted_into_its_sets_by_the_next_l
     assert redis_client.zscore(keys.lobby_key(players=3), three["game_id"]) == 2.0
     assert lobby_sets_of(redis_client, full["game_id"]) == set()
     assert listed(client) == [three["game_id"], two["game_id"]]
+
+
+def test_a_table_gone_behind_a_hundred_newer_open_ones_leaves_the_lobby(
+    client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    """A table that expired behind more open tables than a listing shows, in every set it is
+    in, is met all the same by the listings that follow: it does not stay in the lobby's keys
+    for ever."""
+    made(client, THREE, 50)
+    (gone,) = made(client, THREE)
+    made(client, THREE, 100)
+    redis_client.delete(keys.game_key(gone["game_id"]))  # as its expiry does
+    for _ in range(10):
+        for query in ("", "?players=3", "?preset=standard&players=3&turn_seconds=0"):
+            assert gone["game_id"] not in listed(client, query)
+    assert lobby_sets_of(redis_client, gone["game_id"]) == set()
+    assert not redis_client.hexists(keys.LOBBY_KINDS, gone["game_id"])

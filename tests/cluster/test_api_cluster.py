@@ -21,6 +21,7 @@ from service.tournament.runner import game_specs, play_local, run_http
 from tests.api.test_access import *  # noqa: F403
 from tests.api.test_concurrency import test_twenty_identical_plays  # noqa: F401
 from tests.api.test_lobby_index import (  # noqa: F401
+    test_a_table_gone_behind_a_hundred_newer_open_ones_leaves_the_lobby,
     test_a_table_is_in_every_set_of_its_kind_while_listed_and_in_none_once_it_left,
     test_tables_listed_without_their_kind_are_sorted_into_its_sets_by_the_next_listing,
 )

@@ -21,6 +21,9 @@ PAGE = MAX_LISTED
 #: many expired at once. Also the most tables listed without their kind that one listing
 #: sorts into the sets (:func:`sort_unsorted`).
 MAX_SCANNED = 10 * PAGE
+#: Tables of any kind each listing also looks at in turn, round the whole lobby: one gone
+#: behind more open tables than any listing reads leaves the lobby all the same.
+ROUND = 10
 
 
 def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
@@ -28,6 +31,7 @@ def tables(query: dict[str, Any]) -> list[dict[str, Any]]:
     ``MAX_LISTED``, read from the lobby's set for those filters a page at a time. Tables that
     are gone or full leave the lobby as the listing meets them."""
     sort_unsorted()
+    sweep()
     wanted = Filter(query.get("preset"), query.get("players"), query.get("turn_seconds"))
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -59,6 +63,16 @@ def sort_unsorted() -> None:
             _sort(page)
         if len(page) < PAGE:
             return
+
+
+def sweep() -> None:
+    """Take the next ``ROUND`` tables of the lobby's round out of it if gone or full."""
+    ids = store().lobby.round(ROUND)
+    stale: list[str] = []
+    for game_id, record in zip(ids, store().peek(ids), strict=True):
+        if record is None or table_of(record, DECODED.peek(record.state), keep=False).full:
+            stale.append(game_id)
+    store().lobby.remove(*stale)
 
 
 def _sort(page: list[tuple[str, float]]) -> None:
