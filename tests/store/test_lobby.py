@@ -140,3 +140,26 @@ def test_a_delisting_leaves_a_table_listed_since_its_kind_was_read_to_its_next_t
     lobby.remove("late0000")
     assert listed(lobby, Filter()) == listed(lobby, Filter(players=3)) == []
     assert redis_client.hlen(keys.LOBBY_KINDS) == 0
+
+
+def test_a_table_sorted_into_its_sets_while_its_delisting_runs_leaves_them_all(
+    lobby: Lobby, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table listed without its kind (by an older version) is read so by a delisting, then
+    another instance's listing sorts it into the sets of its kind before the delisting's
+    script runs: the script leaves it, and the delisting's next try takes it out of them."""
+    redis_client.zadd(keys.LOBBY_UNSORTED, {"late0000": 1})
+    read, sorted_once = Lobby._by_kind, []
+
+    def read_then_sorted(self: Lobby, game_ids: list[str]) -> list[tuple[bytes, list[str]]]:
+        found = read(self, game_ids)
+        if not sorted_once:
+            Lobby(redis_client).add(THREE, {"late0000": 1})
+            sorted_once.append(True)
+        return found
+
+    monkeypatch.setattr(Lobby, "_by_kind", read_then_sorted)
+    lobby.remove("late0000")
+    assert listed(lobby, Filter()) == listed(lobby, Filter(players=3)) == []
+    assert redis_client.hlen(keys.LOBBY_KINDS) == 0
+    assert lobby.unsorted(10) == []
