@@ -101,6 +101,9 @@ class Owed:
                 dropped = next(iter(self._writes))
                 del self._writes[dropped]
                 log.error("%s: owed write dropped (%d waiting)", dropped, MAX_OWED)
+            # Made after every write owed before it: a listing owed after a delisting of the
+            # same table (another key) is made last, as the change that owes it came last.
+            self._writes.pop(key, None)
             self._writes[key] = _Owing(write)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="owed", daemon=True)

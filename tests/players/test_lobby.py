@@ -177,6 +177,30 @@ def test_a_listing_redis_refused_is_made_once_redis_takes_it(
                 time.sleep(0.1)
 
 
+def test_owed_listings_are_made_in_the_order_of_the_changes_that_owe_them() -> None:
+    # Listed, filled, then reopened by its host while Redis refuses the lobby's keys: the
+    # instance owes a listing, a delisting, and a listing again. Once Redis takes them, the
+    # table is listed, as its last change left it. One worker: one process owes all three.
+    with RedisServer() as redis_server:
+        admin = redis.Redis.from_url(redis_server.url)
+        app_url = user_without(redis_server, admin, keys=LOBBY_REFUSED)
+        with start_gunicorn(app_url, workers=1, env=ENV, with_worker=False) as base:
+            made = create(base, players=["ann", {"open": True}], public=True)
+            gid, (seat,) = made["game_id"], made["seats"][1:]
+            game = f"{base}/api/v1/games/{gid}"
+            joined = send("POST", f"{game}/join", json={"invite": seat["invite"], "name": "bo"})
+            assert joined.status_code == 201, joined.text
+            reopened = send(
+                "PUT", f"{game}/seats/1", json={"open": True}, headers=auth(made["host_token"])
+            )
+            assert reopened.status_code == 200, reopened.text
+            time.sleep(1.5)  # each owed write refused once at least
+            user_without(redis_server, admin)
+            listed_within(base, gid, True)
+            time.sleep(1.5)  # the owed writes' next turn, if one were left
+            listed_within(base, gid, True)
+
+
 def seek(base: str, name: str, **extra: Any) -> dict[str, Any]:
     body = {"name": name, "players": 4, **extra}
     r = send("POST", f"{base}/api/v1/lobby/seek", json=body)
