@@ -39,8 +39,10 @@ LOOKUP_THREADS = 16
 #: cost nothing to make, so a player could otherwise hold every lookup thread with names its
 #: own name server never answers, and no other player's name would be looked up in time.
 LOOKUPS_PER_OWNER = 2
-#: A registration waits this long at most for its URL's name to be looked up: its request
-#: holds a server thread meanwhile, and a name server may never answer.
+#: A registration waits for its URL's name to be looked up until this long after that lookup
+#: started, whichever registration (or delivery) started it: its request holds a server thread
+#: meanwhile, and a name server may never answer. A registration joining a lookup past it is
+#: answered at once, so a name that never resolves holds no thread however often it is sent.
 REGISTRATION_LOOKUP_SECONDS = 5.0
 _LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="webhook-lookup")
 
@@ -51,10 +53,12 @@ class LookupsBusy(Exception):
 
 @dataclass
 class _Lookup:
-    """A lookup in the pool, the owner it counts against, and how many attempts wait for it."""
+    """A lookup in the pool, the owner it counts against, how many attempts wait for it, and
+    until when (``time.monotonic()``) registrations wait for it."""
 
     future: Future[list[tuple[int, Any]] | str]
     owner: str
+    registrations_until: float
     waiting: int = 0
 
 
@@ -85,9 +89,9 @@ def allowed_hosts(setting: str) -> frozenset[str]:
 def refusal(url: str, allow: frozenset[str], owner: str) -> str | None:
     """Why ``url`` may not be a webhook's, or None when it may. A host the operator allows is
     not resolved here (its name may not resolve yet where the API runs). The lookup counts
-    against ``owner`` (the registering player) as a delivery's does, and is waited for
-    REGISTRATION_LOOKUP_SECONDS at most: TimeoutError after them, LookupsBusy if ``owner``'s
-    lookups not ended are as many as one may have."""
+    against ``owner`` (the registering player) as a delivery's does, and is waited for until
+    REGISTRATION_LOOKUP_SECONDS after it started at most: TimeoutError after them, LookupsBusy
+    if ``owner``'s lookups not ended are as many as one may have."""
     parsed = _parse(url)
     if isinstance(parsed, str):
         return parsed
@@ -96,7 +100,7 @@ def refusal(url: str, allow: frozenset[str], owner: str) -> str | None:
         return None
     if parts.scheme == "http":
         return _plain_http(host)
-    found = _resolve_by(host, port, time.monotonic() + REGISTRATION_LOOKUP_SECONDS, owner)
+    found = _resolve_by(host, port, None, owner)
     return found if isinstance(found, str) else _private(host, found)
 
 
@@ -155,10 +159,13 @@ def _plain_http(host: str) -> str:
     return f"Only https URLs, or http to a host the operator allows ({host!r} is not)."
 
 
-def _resolve_by(host: str, port: int, deadline: float, owner: str) -> list[tuple[int, Any]] | str:
-    """:func:`_resolve`, waited for until ``deadline`` at most (TimeoutError after it); the
-    lookup of the same name and port not ended yet, if there is one, rather than another, else
-    one counted against ``owner`` (LookupsBusy if it has too many)."""
+def _resolve_by(
+    host: str, port: int, deadline: float | None, owner: str
+) -> list[tuple[int, Any]] | str:
+    """:func:`_resolve`, waited for until ``deadline`` at most, or (None, a registration's)
+    until the lookup's ``registrations_until`` (TimeoutError after it); the lookup of the same
+    name and port not ended yet, if there is one, rather than another, else one counted against
+    ``owner`` (LookupsBusy if it has too many)."""
     key = (host, port)
     with _RUNNING_LOCK:
         lookup = _RUNNING.get(key)
@@ -169,11 +176,13 @@ def _resolve_by(host: str, port: int, deadline: float, owner: str) -> list[tuple
                 )
             future = _LOOKUPS.submit(_resolve, host, port)  # counted once the pool took it
             _OWNED[owner] += 1
-            lookup = _RUNNING[key] = _Lookup(future, owner)
+            until = time.monotonic() + REGISTRATION_LOOKUP_SECONDS
+            lookup = _RUNNING[key] = _Lookup(future, owner, until)
             lookup.future.add_done_callback(lambda _: _forget(key, lookup))
         lookup.waiting += 1
+    until = lookup.registrations_until if deadline is None else deadline
     try:
-        return lookup.future.result(timeout=max(0.0, deadline - time.monotonic()))
+        return lookup.future.result(timeout=max(0.0, until - time.monotonic()))
     except LookupTimeout:
         raise TimeoutError(f"looking {host!r} up took too long") from None
     finally:

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api import webhook_urls
@@ -134,3 +135,45 @@ def test_a_lookup_the_pool_cannot_start_counts_against_no_player(
             with pytest.raises(RuntimeError):
                 target(url, frozenset(), soon, "zed")
     assert isinstance(target(url, frozenset(), soon, "zed"), Target)
+
+
+def test_registrations_joining_a_lookup_past_its_window_are_answered_at_once(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registrations of a name being looked up wait for that lookup, not for one of their own:
+    until REGISTRATION_LOOKUP_SECONDS after it started, not after they joined it. Otherwise a
+    player sending one name its name server never answers, again and again, held a server
+    thread per registration for the whole window each, and a few a second held them all.
+
+    The first registration's window is 0.5 s; the registrations sent after it closed would wait
+    60 s on a window of their own, far past the lookup, which ends when the test lets it (or
+    after 10 s, and then answers 422: the name does not resolve). Each one is answered 503, so
+    while the lookup was still held: none waited for it."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def hung(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "hung.example":
+            return real(host, *args, **kwargs)
+        release.wait(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    monkeypatch.setattr(webhook_urls, "REGISTRATION_LOOKUP_SECONDS", 0.5)
+    made = client.post("/api/v1/players", json={"name": "ann"}).json
+    assert made is not None
+    hooks = f"/api/v1/players/{made['player_id']}/webhooks"
+    auth, body = bearer(made["player_token"]), {"url": "https://hung.example/turns"}
+
+    def register() -> tuple[int, str]:
+        answer = app.test_client().post(hooks, json=body, headers=auth)
+        return answer.status_code, (answer.json or {}).get("code", "")
+
+    try:
+        assert register() == (503, "webhook_lookup_timeout")
+        monkeypatch.setattr(webhook_urls, "REGISTRATION_LOOKUP_SECONDS", 60.0)
+        with ThreadPoolExecutor(8) as senders:
+            answers = list(senders.map(lambda _: register(), range(8)))
+    finally:
+        release.set()
+    assert answers == [(503, "webhook_lookup_timeout")] * 8
