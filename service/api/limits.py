@@ -19,19 +19,26 @@ adds ``Retry-After`` and a ``ratelimit`` member to its problem body.
 
 from __future__ import annotations
 
+import logging
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import redis
 from flask import Response, g, request
 
 from service.store import keys
+from service.store.slots import AddressSlots
 
 from .codes import Problem
 from .config import Settings, settings
 from .problems import ApiError
 from .problems import RateLimitPolicy as Policy
 from .store_access import store
+
+log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 POLICY_HEADER, STATE_HEADER = "RateLimit-Policy", "RateLimit"
@@ -122,6 +129,43 @@ def limit_address(kind: PerAddress, cost: int = 1) -> None:
     if count > limit:
         detail = f"More than {limit} {kind.unit} a minute from this address."
         raise rate_limited(detail, quota)
+
+
+@dataclass(frozen=True)
+class AddressCap:
+    """A cap on what one client address holds at once: ``cap`` (0: none) of ``what``, kept as
+    ``policy`` in the 429; a slot never given back (its process died) is let go
+    ``hold_seconds`` after it was taken; a client refused tries again after ``retry_after``."""
+
+    policy: Policy
+    what: str
+    cap: int
+    hold_seconds: int
+    retry_after: int
+
+
+def take_address_slot(slots: AddressSlots, limit: AddressCap) -> Callable[[], None]:
+    """Take one of the caller's address's ``limit.cap`` ``slots``, over every instance; 429
+    when the address holds them all. Returns what gives the slot back; one never given
+    back expires (see :class:`AddressCap`)."""
+    address, cap = request.remote_addr or "unknown", limit.cap
+    if not cap:
+        return lambda: None
+    slot = uuid.uuid4().hex
+    if not slots.take(address, slot, cap, limit.hold_seconds * 1000):
+        full = Quota(limit.policy, cap, None, 0, limit.retry_after)
+        raise rate_limited(f"This address holds {cap} {limit.what} already.", full)
+
+    def release() -> None:
+        # Called when what held it ends, which may be while Redis is away (an outage, then the
+        # instance stopping): the slot then expires by itself (its score is when it was taken),
+        # and the end must not raise out of, say, the server's close of a stream.
+        try:
+            slots.release(address, slot)
+        except redis.RedisError as err:
+            log.info("%s slot %s not given back: %s", limit.policy, slot, err)
+
+    return release
 
 
 def describe(values: Settings) -> str:

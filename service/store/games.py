@@ -38,7 +38,8 @@ from .players import Players
 from .presence import KEEP_SECONDS as PRESENCE_KEEP_SECONDS
 from .presence import Presence, request_field
 from .sealed import seal, unseal
-from .streams import StreamSlots, Tickets
+from .slots import AddressSlots, SlotKind
+from .streams import Tickets
 from .subscriber import WakeupSubscriber
 from .tokens import hash_token, new_game_id, token_matches
 from .transfers import Transfers
@@ -280,7 +281,7 @@ class GameStore:
         self._close_rematch_claims = client.register_script(scripts.CLOSE_REMATCH_CLAIMS)
         self.work = WorkQueue(client)
         self.tickets = Tickets(client)
-        self.stream_slots = StreamSlots(client)
+        self.stream_slots = AddressSlots(client, SlotKind.STREAMS)
         self.players = Players(client)
         self.lobby = Lobby(client)
         self.presence = Presence(client)

@@ -83,10 +83,11 @@ def transfer_key(game_id: str, ticket: str) -> str:
     return f"{PREFIX}{{{game_id}}}{TRANSFER_SUFFIX}{digest}"
 
 
-def stream_slots_key(address: str) -> str:
-    """One client address's open streams (its own slot), named by a digest of the address."""
-    digest = hashlib.sha256(f"streams\n{address}".encode()).hexdigest()[:32]
-    return f"{PREFIX}{{streams:{digest}}}"
+def address_slots_key(kind: str, address: str) -> str:
+    """What one client address holds of one ``kind`` (its own slot), named by a digest of the
+    address."""
+    digest = hashlib.sha256(f"{kind}\n{address}".encode()).hexdigest()[:32]
+    return f"{PREFIX}{{{kind}:{digest}}}"
 
 
 def create_key(idempotency_key: str) -> str:

@@ -257,12 +257,12 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
-# KEYS[1] = one client address's open streams (a sorted set: stream id -> opening time, ms)
-# ARGV[1] = now (ms)  ARGV[2] = the most streams an address may hold  ARGV[3] = a stream's
-# longest life (ms): an older member is a stream whose process died without closing it
-# ARGV[4] = this stream's id
-# Returns 1 and holds a slot, or 0 when the address holds ARGV[2] streams already.
-TAKE_STREAM_SLOT = """
+# KEYS[1] = what one client address holds of one kind, open streams say (a sorted set: id ->
+# time taken, ms)  ARGV[1] = now (ms)  ARGV[2] = the most an address may hold  ARGV[3] = the
+# longest one is held (ms): an older member is one whose process died without giving it back
+# ARGV[4] = this one's id
+# Returns 1 and holds a slot, or 0 when the address holds ARGV[2] already.
+TAKE_ADDRESS_SLOT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[3]))
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])

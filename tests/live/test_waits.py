@@ -15,6 +15,7 @@ import requests
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from service.store import keys
+from service.store.slots import SlotKind
 from tests.live.conftest import LIVE_ENV
 from tests.live.helpers import (
     NDJSON,
@@ -228,7 +229,7 @@ def capped() -> Iterator[tuple[str, redis.Redis]]:
 
 def slots_held(client: redis.Redis) -> int:
     """How many open-stream slots the test's address holds."""
-    return int(client.zcard(keys.stream_slots_key("127.0.0.1")))
+    return int(client.zcard(keys.address_slots_key(SlotKind.STREAMS, "127.0.0.1")))
 
 
 def test_long_polls_count_against_the_address_open_streams_cap(

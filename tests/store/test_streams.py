@@ -1,4 +1,5 @@
-"""Stream slots per address and single-use stream tickets, on a real Redis."""
+"""Slots per address (open streams' and others) and single-use stream tickets, on a real
+Redis."""
 
 from __future__ import annotations
 
@@ -8,22 +9,23 @@ import pytest
 import redis
 
 from service.store import keys
-from service.store.streams import TICKET_SECONDS, StreamSlots, Tickets
+from service.store.slots import AddressSlots, SlotKind
+from service.store.streams import TICKET_SECONDS, Tickets
 
 
 @pytest.fixture()
-def slots(redis_client: redis.Redis) -> StreamSlots:
-    return StreamSlots(redis_client)
+def slots(redis_client: redis.Redis) -> AddressSlots:
+    return AddressSlots(redis_client, SlotKind.STREAMS)
 
 
-def test_an_address_holds_at_most_its_cap(slots: StreamSlots) -> None:
+def test_an_address_holds_at_most_its_cap(slots: AddressSlots) -> None:
     assert [slots.take("10.0.0.1", f"s{n}", 3, 60_000) for n in range(4)] == [True] * 3 + [False]
     assert slots.take("10.0.0.2", "other", 3, 60_000) is True
     slots.release("10.0.0.1", "s0")
     assert slots.take("10.0.0.1", "s4", 3, 60_000) is True
 
 
-def test_slots_of_a_dead_process_age_out(slots: StreamSlots, redis_client: redis.Redis) -> None:
+def test_slots_of_a_dead_process_age_out(slots: AddressSlots, redis_client: redis.Redis) -> None:
     assert slots.take("10.0.0.1", "old", 1, 50)
     assert not slots.take("10.0.0.1", "new", 1, 50)
     time.sleep(0.1)

@@ -14,10 +14,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-import uuid
 from collections.abc import Callable
 
-import redis
 from flask import request
 
 from service.rules import Role, RoleKind
@@ -29,7 +27,7 @@ from service.store.tokens import hash_token
 from ..caching import TOKEN_QUERY
 from ..codes import Problem
 from ..config import settings
-from ..limits import Quota, rate_limited
+from ..limits import AddressCap, take_address_slot
 from ..problems import ApiError, RateLimitPolicy
 from ..store_access import store
 from ..transaction import Loaded, blind_host, load_game
@@ -108,21 +106,11 @@ def take_stream_slot() -> Callable[[], None]:
     ``STREAMS_PER_ADDRESS`` already, on any instance); returns what gives it back, which the
     stream calls when it ends."""
     values = settings()
-    cap, address = values.streams_per_address, request.remote_addr or "unknown"
-    if not cap:
-        return lambda: None
-    slot, slots = uuid.uuid4().hex, store().stream_slots
-    if not slots.take(address, slot, cap, (values.stream_max_seconds + 60) * 1000):
-        full = Quota(RateLimitPolicy.STREAMS, cap, None, 0, STREAM_SLOT_RETRY_SECONDS)
-        raise rate_limited(f"This address holds {cap} open streams already.", full)
-
-    def release() -> None:
-        # Called when the stream ends, which may be while Redis is away (an outage, then the
-        # instance stopping): the slot then expires by itself (its score is its opening time),
-        # and the stream's end must not raise out of the server's close of the response.
-        try:
-            slots.release(address, slot)
-        except redis.RedisError as err:
-            log.info("stream slot %s not given back: %s", slot, err)
-
-    return release
+    limit = AddressCap(
+        RateLimitPolicy.STREAMS,
+        "open streams",
+        values.streams_per_address,
+        values.stream_max_seconds + 60,
+        STREAM_SLOT_RETRY_SECONDS,
+    )
+    return take_address_slot(store().stream_slots, limit)
