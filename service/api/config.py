@@ -78,6 +78,10 @@ DEFAULTS: dict[str, Any] = {
     # Webhook URLs may be http, or resolve to private or loopback addresses, only for these
     # hosts (comma-separated names or addresses; e.g. a receiver in the same cluster).
     "WEBHOOK_ALLOW_HOSTS": "",
+    # Webhook registrations one client address may have waiting for their URL's check (a name
+    # lookup, up to 5 s) at once across every instance; each holds a server thread meanwhile.
+    # 0: no cap.
+    "WEBHOOK_LOOKUPS_PER_ADDRESS": 4,
     # A failed delivery is retried after this long, then 6, 24, 60, 180 and 360 times as long
     # (5 s, 30 s, 2 min, 5 min, 15 min, 30 min by default), until an hour after its first try.
     "WEBHOOK_RETRY_MS": 5000,
@@ -92,6 +96,7 @@ MAY_BE_ZERO = {
     "STORAGE_FULL_PERCENT",
     "STREAMS_PER_ADDRESS",
     "REMATCH_SECONDS",
+    "WEBHOOK_LOOKUPS_PER_ADDRESS",
 }
 #: Settings with an upper bound.
 AT_MOST = {"STORAGE_FULL_PERCENT": 100}
@@ -131,6 +136,7 @@ class Settings:
     rematch_claim_seconds: int
     presence_seconds: int
     webhook_allow_hosts: str
+    webhook_lookups_per_address: int
     webhook_retry_ms: int
     webhook_give_up_seconds: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url

@@ -41,6 +41,7 @@ class RateLimitPolicy(StrEnum):
     JOIN = "join"  # joins per address
     SAMPLES = "samples"  # samples dealt per address
     STREAMS = "streams"  # open streams per address (a cap at any moment, no window)
+    WEBHOOK_LOOKUPS = "webhook_lookups"  # registrations checking their URL per address (a cap)
 
 
 class RatePolicySchema(ma.Schema):

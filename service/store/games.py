@@ -282,6 +282,7 @@ class GameStore:
         self.work = WorkQueue(client)
         self.tickets = Tickets(client)
         self.stream_slots = AddressSlots(client, SlotKind.STREAMS)
+        self.webhook_lookup_slots = AddressSlots(client, SlotKind.WEBHOOK_LOOKUPS)
         self.players = Players(client)
         self.lobby = Lobby(client)
         self.presence = Presence(client)

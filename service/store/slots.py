@@ -1,5 +1,5 @@
 """What one client address holds at once, counted in Redis so that a cap holds across every
-instance: open streams.
+instance: open streams, and webhook registrations waiting for their URL's check.
 
 - ``mt:{<kind>:<digest of the address>}`` sorted set: what the address holds of that kind, by
   the time each was taken; a member older than the kind's longest hold belonged to a process
@@ -21,6 +21,7 @@ class SlotKind(StrEnum):
     """What an address holds slots for (the key names it)."""
 
     STREAMS = "streams"  # open streams and long-polls
+    WEBHOOK_LOOKUPS = "webhook_lookups"  # webhook registrations waiting for their URL's check
 
 
 class AddressSlots:

@@ -9,10 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
+from devstack.redis_server import RedisServer
 from service.api import webhook_urls
+from service.api.app import create_app
 from service.api.webhook_urls import Target, allowed_hosts, refusal, target
 
 from .conftest import bearer
@@ -177,3 +180,54 @@ def test_registrations_joining_a_lookup_past_its_window_are_answered_at_once(
     finally:
         release.set()
     assert answers == [(503, "webhook_lookup_timeout")] * 8
+
+
+def test_an_address_has_at_most_its_cap_of_registrations_waiting_over_every_instance(
+    redis_server: RedisServer, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each registration waiting for its URL's name holds a server thread, and players and
+    names cost nothing to make: one address sending names that never resolve, from a new
+    player every two names, held as many threads as it sent registrations. It may have
+    WEBHOOK_LOOKUPS_PER_ADDRESS waiting, counted in Redis over every instance (two apps on one
+    Redis here); the next is refused at once, 429, while another address is still served."""
+    release, entered = threading.Event(), threading.Semaphore(0)
+    real = socket.getaddrinfo
+
+    def hung(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not str(host).endswith(".hung.example"):
+            return real(host, *args, **kwargs)
+        entered.release()
+        release.wait(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    monkeypatch.setattr(webhook_urls, "REGISTRATION_LOOKUP_SECONDS", 60.0)
+    config = {"REDIS_URL": redis_server.url, "WEBHOOK_LOOKUPS_PER_ADDRESS": 2}
+    one, two = create_app(config), create_app(config)
+
+    def register(app: Flask, name: str, url: str, address: str = "10.0.0.1") -> Any:
+        sender = app.test_client()
+        sender.environ_base["REMOTE_ADDR"] = address
+        made = sender.post("/api/v1/players", json={"name": name}).json
+        assert made is not None
+        hooks = f"/api/v1/players/{made['player_id']}/webhooks"
+        return sender.post(hooks, json={"url": url}, headers=bearer(made["player_token"]))
+
+    with ThreadPoolExecutor(2) as senders:
+        try:
+            held = [
+                senders.submit(register, one, name, f"https://{name}.hung.example/turns")
+                for name in ("ann", "bob")
+            ]
+            assert all(entered.acquire(timeout=10) for _ in held), "no lookup started"
+            refused = register(two, "cy", "https://cy.hung.example/turns")
+            other = register(two, "dee", "https://8.8.8.8/turns", address="10.0.0.2")
+        finally:
+            release.set()
+        assert [h.result().status_code for h in held] == [422, 422]
+    assert refused.status_code == 429, refused.json
+    assert refused.json["code"] == "rate_limited"
+    assert refused.json["ratelimit"]["policy"]["name"] == "webhook_lookups"
+    assert refused.headers["Retry-After"].isdigit()
+    assert other.status_code == 201, other.json
+    assert register(two, "eve", "https://8.8.8.8/turns").status_code == 201, "slots kept"

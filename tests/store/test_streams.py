@@ -34,6 +34,14 @@ def test_slots_of_a_dead_process_age_out(slots: AddressSlots, redis_client: redi
     assert b"10.0.0.1" not in b"".join(redis_client.keys("*"))
 
 
+def test_each_kind_has_slots_of_its_own(redis_client: redis.Redis) -> None:
+    streams = AddressSlots(redis_client, SlotKind.STREAMS)
+    lookups = AddressSlots(redis_client, SlotKind.WEBHOOK_LOOKUPS)
+    assert streams.take("10.0.0.1", "s", 1, 60_000)
+    assert lookups.take("10.0.0.1", "l", 1, 60_000)
+    assert not lookups.take("10.0.0.1", "m", 1, 60_000)
+
+
 def test_a_ticket_opens_once(redis_client: redis.Redis) -> None:
     tickets = Tickets(redis_client)
     tickets.issue("gameaaaa", "tk-secret", b"grant")

@@ -22,13 +22,14 @@ __all__ = [
 
 from ..codes import Problem
 from ..config import settings
-from ..problems import ApiError
+from ..limits import AddressCap, take_address_slot
+from ..problems import ApiError, RateLimitPolicy
 from ..store_access import store
 from ..web import UNAUTHORIZED_HEADERS, bearer_token, missing_token
 from ..webhook_urls import REGISTRATION_LOOKUP_SECONDS, LookupsBusy, allowed_hosts, refusal
 
 #: A registration whose lookup did not end in time is tried again after this many seconds.
-LOOKUP_RETRY_AFTER = str(round(REGISTRATION_LOOKUP_SECONDS))
+LOOKUP_RETRY_SECONDS = round(REGISTRATION_LOOKUP_SECONDS)
 
 
 def create_player(name: str) -> tuple[Player, str]:
@@ -78,15 +79,28 @@ def register_webhook(player: Player, url: str, events: list[HookEvent]) -> Hook:
 
 
 def _refusal(player: Player, url: str) -> str | None:
-    """Why the policy refuses ``url``; a 503 when its name was not looked up in time."""
+    """Why the policy refuses ``url``; a 503 when its name was not looked up in time. The check
+    holds one of the caller's address's ``WEBHOOK_LOOKUPS_PER_ADDRESS`` slots (429 when all are
+    held): it may hold its server thread for REGISTRATION_LOOKUP_SECONDS."""
+    values = settings()
+    limit = AddressCap(
+        RateLimitPolicy.WEBHOOK_LOOKUPS,
+        "webhook registrations waiting for their URL's check",
+        values.webhook_lookups_per_address,
+        LOOKUP_RETRY_SECONDS + 60,
+        LOOKUP_RETRY_SECONDS,
+    )
+    release = take_address_slot(store().webhook_lookup_slots, limit)
     try:
-        return refusal(url, allowed_hosts(settings().webhook_allow_hosts), player.player_id)
+        return refusal(url, allowed_hosts(values.webhook_allow_hosts), player.player_id)
     except (TimeoutError, LookupsBusy) as err:
         raise ApiError(
             Problem.WEBHOOK_LOOKUP_TIMEOUT,
             f"The URL's host name was not looked up in time: {err}. Try again later.",
-            headers={"Retry-After": LOOKUP_RETRY_AFTER},
+            headers={"Retry-After": str(LOOKUP_RETRY_SECONDS)},
         ) from None
+    finally:
+        release()
 
 
 def webhooks(player: Player) -> list[Hook]:
