@@ -403,8 +403,7 @@ def apply(state: GameState, seat: int, move: Move) -> list[Event]:
     ...
     service.rules.errors.IllegalMove: it is seat 1's turn, not seat 0's
     """
-    # The state changes below (or the move is refused): the cached legal list goes either way
-    # (GameState.take_legal, inlined).
+    # The state changes below (or the move is refused): the cached legal list goes either way.
     legal = state._legal
     state._legal = None
     # Fast path: the cached legal list belongs to the seat on turn (it is dropped on every

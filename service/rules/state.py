@@ -134,12 +134,6 @@ class GameState:
             legal = self._legal = generate(self)
         return legal
 
-    def take_legal(self) -> list[Move] | None:
-        """The cached legal moves (or None), dropped from the state: it is about to change."""
-        legal = self._legal
-        self._legal = None
-        return legal
-
     def forget_legal(self) -> None:
         self._legal = None
 
