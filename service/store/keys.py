@@ -183,11 +183,6 @@ def due_key(game_id: str, sharded: bool) -> str:
     return due_slot_key(slot_of(game_key(game_id))) if sharded else DUE
 
 
-def due_slot_keys() -> list[str]:
-    """Every slot's due set (a cluster's sweep)."""
-    return [due_slot_key(slot) for slot in range(_SLOTS)]
-
-
 def valid_game_id(game_id: str) -> bool:
     return GAME_ID_RE.fullmatch(game_id) is not None
 
