@@ -18,8 +18,6 @@ from tests.e2e.nginx import ensure_nginx
 from tests.e2e.test_limits import session_from
 from tests.faults.load import CountingClient, Journal
 
-BURST_CONNECTIONS = 4
-
 pytestmark = pytest.mark.e2e
 
 
