@@ -3,11 +3,14 @@ link of the README and of ``docs/`` resolves (anchors included), the determinist
 vectors of ``docs/rules.md`` are what the engine computes, and no doc advises a webhook setting
 that opens every port of a host; and what the docs say of the API holds to the OpenAPI document
 and the Python client: api.md's answers and problem statuses, live.md's log actions, bots.md's
-list of the client's calls.
+list of the client's calls; and the settings tables (api.md §14, deploy/README.md) name what the
+code reads, nothing else, with the code's defaults.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import re
 import subprocess
@@ -429,37 +432,153 @@ def test_api_md_problems_of_each_endpoint_are_the_documents() -> None:
     assert not differ, "\n".join(differ)
 
 
-#: How the service, its worker and its gunicorn configuration read a setting from the
-#: environment (``request.environ`` is the WSGI request's, not a setting).
+#: How the service, its worker, its gunicorn configuration and ``make run`` read a setting from
+#: the environment (``request.environ`` is the WSGI request's, not a setting).
 _ENV_READ = re.compile(
-    r"""os\.environ(?:\.get|\.setdefault)?[\[(]\s*"([A-Z][A-Z0-9_]+)"|_setting\(\s*"([A-Z][A-Z0-9_]+)\""""
+    r"""(?:os\.environ|\benv)(?:\.get|\.setdefault)?[\[(]\s*["']([A-Z][A-Z0-9_]+)["']"""
+    r"""|_setting\(\s*"([A-Z][A-Z0-9_]+)\""""
 )
+#: A default written where a setting is read: ``_setting("X", 2``, ``environ.get("X", "a")``,
+#: ``environ.get("X") or 0`` / ``or NAME`` / ``or None``; a computed one (``2 * cpus``) is not.
+_ENV_DEFAULT = re.compile(
+    r"""_setting\(\s*"(?P<a>[A-Z][A-Z0-9_]+)",\s*(?P<av>\w+)\s*[,)]"""
+    r"""|(?:os\.environ|\benv)\.get\(\s*["'](?P<b>[A-Z][A-Z0-9_]+)["'],\s*["'](?P<bv>[^"']*)["']\)"""
+    r"""|(?:os\.environ|\benv)\.get\(\s*["'](?P<c>[A-Z][A-Z0-9_]+)["']\)\s*or\s*(?P<cv>\w+)(?![\w(.\["'])"""
+)
+#: A setting's default as the docs write it: a bool's word, nothing's word.
+_DOC_WORDS = {True: ("on", "1"), False: ("off", "0"), None: ("(none)", "unset")}
+
+
+def _setting_sources() -> list[Path]:
+    examples = ROOT / "service" / "tournament" / "examples"  # a bot's own, not the service's
+    sources = [p for p in (ROOT / "service").rglob("*.py") if examples not in p.parents]
+    return [*sources, ROOT / "deploy" / "gunicorn.conf.py", ROOT / "devstack" / "serve.py"]
+
+
+def _constant(path: Path, name: str) -> Any:
+    """The value of ``name`` in ``path``: a module-level literal there, or one it imports."""
+    if name == "None" or name.isdigit():
+        return None if name == "None" else int(name)
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+            module = "." * node.level + (node.module or "")
+            return getattr(importlib.import_module(module, package or None), name)
+    raise AssertionError(f"{path.name}: no value for {name}")
+
+
+def settings_read() -> dict[str, set[Any]]:
+    """Each setting the code reads, with the defaults written where it is read (none when it is
+    computed); ``service/api/config.py``'s DEFAULTS included."""
+    from service.api.config import DEFAULTS
+
+    read: dict[str, set[Any]] = {name: {value} for name, value in DEFAULTS.items()}
+    for path in _setting_sources():
+        text = path.read_text()
+        for found in _ENV_READ.findall(text):
+            read.setdefault(next(name for name in found if name), set())
+        for m in _ENV_DEFAULT.finditer(text):
+            name = m["a"] or m["b"] or m["c"]
+            raw = m["bv"] if m["b"] else _constant(path, m["av"] or m["cv"])
+            read[name].add(int(raw) if isinstance(raw, str) and raw.isdigit() else raw)
+    return read
+
+
+def documented_settings(text: str, heading: str) -> dict[str, str]:
+    """The default cell of each variable in the table under ``heading`` of ``text``; a row
+    naming several variables gives each its own part of a cell split at its commas."""
+    section = text[text.index(heading) :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    documented: dict[str, str] = {}
+    for row in section.splitlines():
+        if not row.startswith("| `"):
+            continue
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        names = re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0])
+        parts = re.split(r",\s*(?![^(]*\))", cells[1]) if len(names) > 1 else [cells[1]]
+        for i, name in enumerate(names):
+            documented[name] = parts[i] if len(parts) == len(names) else cells[1]
+    return documented
+
+
+def _said(value: Any) -> tuple[str, ...]:
+    if isinstance(value, bool) or value is None:
+        return _DOC_WORDS[value]
+    return _DOC_WORDS[None] if value == "" else (str(value),)
+
+
+def default_mismatch(name: str, cell: str, defaults: set[Any]) -> str | None:
+    """Why the documented ``cell`` is not the code's default, or None: its first word (a
+    parenthesis and what follows ``;`` aside) is a default of the code, and every other default
+    the code has (another pool's) is written in it too."""
+    plain = cell.replace("`", "").strip()
+    head = re.sub(r"\s*\(.*?\)", "", plain.split(";")[0]).strip()
+    first = plain.split()[0] if plain.startswith("(") else (head.split() or [""])[0]
+    if defaults and not any(first in _said(value) for value in defaults):
+        return f"{name}: documented {cell!r}, the code's default {sorted(map(repr, defaults))}"
+    for value in defaults:
+        if not any(
+            re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", plain) for word in _said(value)
+        ):
+            return f"{name}: documented {cell!r} leaves out the code's default {value!r}"
+    return None
+
+
+def test_default_mismatches_are_found() -> None:
+    assert default_mismatch("A", "604800 (7 days)", {604800}) is None
+    assert default_mismatch("A", "`0` (off); compose: `60`", {0}) is None
+    assert default_mismatch("A", "off; gunicorn: on", {False}) is None
+    assert default_mismatch("A", "(none)", {None, ""}) is None
+    assert default_mismatch("A", "two per CPU", set()) is None
+    assert default_mismatch("A", "8000 (streams pool: 8001)", {8000, 8001}) is None
+    assert default_mismatch("A", "8000", {8000, 8001}) is not None
+    assert default_mismatch("A", "60", {30}) is not None
+    assert default_mismatch("A", "on", {False}) is not None
+
+
+def test_settings_are_read_where_found_with_their_defaults() -> None:
+    text = """os.environ.get("AA", "x") + env.get('BB') or 2 + _setting("CC", 20, minimum=0)
+    _setting("DD", 2 * cpus()) + os.environ.get("EE") or f"{x}" + os.environ.get("FF") or None"""
+    reads = {next(n for n in found if n) for found in _ENV_READ.findall(text)}
+    assert reads == {"AA", "BB", "CC", "DD", "EE", "FF"}
+    defaults = {
+        m["a"] or m["b"] or m["c"]: m["av"] or m["bv"] or m["cv"]
+        for m in _ENV_DEFAULT.finditer(text)
+    }
+    assert defaults == {"AA": "x", "BB": "2", "CC": "20", "FF": "None"}
+
+
+API_SETTINGS, DEPLOY_SETTINGS = "## 14. Settings", "## Settings (environment)"
 
 
 def test_every_setting_is_documented_with_its_default() -> None:
-    """Each environment variable the service, the worker or gunicorn.conf.py reads has a row
-    of its own in docs/api.md §14, default included: an operator finds every knob there."""
-    from service.api.config import DEFAULTS
-
-    text = (ROOT / "docs" / "api.md").read_text()
-    section = text[text.index("## 14. Settings") :]
-    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
-    documented: dict[str, str] = {}
-    for row in rows:
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0]):
-            documented[name] = cells[1]
-    examples = ROOT / "service" / "tournament" / "examples"  # a bot's own, not the service's
-    sources = [p for p in (ROOT / "service").rglob("*.py") if examples not in p.parents]
-    sources.append(ROOT / "deploy" / "gunicorn.conf.py")
-    read = set(DEFAULTS)
-    for path in sources:
-        for found in _ENV_READ.findall(path.read_text()):
-            read.add(next(name for name in found if name))
-    missing = sorted(read - set(documented))
+    """Each environment variable the service, the worker, gunicorn.conf.py or ``make run`` reads
+    has a row in docs/api.md §14 whose default is the code's: an operator finds every knob
+    there, as it behaves."""
+    documented = documented_settings((ROOT / "docs" / "api.md").read_text(), API_SETTINGS)
+    read = settings_read()
+    missing = sorted(set(read) - set(documented))
     assert not missing, f"settings missing from docs/api.md §14: {missing}"
     assert all(documented[name] for name in read), "every row names its default"
+    wrong = [default_mismatch(name, documented[name], read[name]) for name in sorted(read)]
+    assert not any(wrong), "\n".join(filter(None, wrong))
+
+
+def test_every_documented_setting_is_read_with_that_default() -> None:
+    """No row of docs/api.md §14 or deploy/README.md names a variable nothing reads, and
+    deploy/README.md's defaults are the code's too."""
+    read = settings_read()
+    for path, heading in (("docs/api.md", API_SETTINGS), ("deploy/README.md", DEPLOY_SETTINGS)):
+        documented = documented_settings((ROOT / path).read_text(), heading)
+        unread = sorted(set(documented) - set(read))
+        assert not unread, f"{path} documents settings nothing reads: {unread}"
+        wrong = [default_mismatch(name, documented[name], read[name]) for name in documented]
+        assert not any(wrong), f"{path}:\n" + "\n".join(filter(None, wrong))
 
 
 def _schema(name: str) -> dict[str, Any]:
