@@ -2,7 +2,8 @@
 
 ``POST /bench/<key>`` reads a document, writes one of the same size back and returns it: the
 least a stateful JSON service on Flask + Redis can do per request. ``DOC_BYTES`` sets the size
-(the bench passes the size of a real stored game state).
+(the bench passes the size of a real stored game state), ``REDIS_URL`` the Redis (the bench
+passes its private one).
 """
 
 from __future__ import annotations

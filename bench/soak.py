@@ -2,27 +2,30 @@
 
 1. Starts ``python -m devstack.serve`` (nginx, the API pool, the streams pool, an embedded
    Redis) on a free port with its data in a temporary folder, games living GAME_TTL_SECONDS
-   (default 300: games expire about as fast as they are made, so a steady state exists; the
+   (default 120: games expire about as fast as they are made, so a steady state exists; the
    soak looks for leaks, not for retention).
-2. Capacity: CAPACITY_SECONDS of 8 client processes playing as fast as they can (no streams,
-   no bad requests): requests per second.
-3. The soak: SOAK_LOAD (default 0.5) of that rate, paced, from client processes that play
-   4-player one-round games over HTTP (every other game has two server bot seats, which move
-   by themselves after each of the people's moves): legal-moves, then a move with If-Match,
-   one in four with an Idempotency-Key; about 1 request in 20 is a bad one (a stranger's token,
-   an illegal move, a malformed body, a stale If-Match, an unknown game) whose 4xx is expected.
-   SOAK_STREAMS threads follow current games over SSE (``Accept: text/event-stream``), hang up
-   after a random 0.5-4 s (a game lasts a few seconds) and reconnect with ``Last-Event-ID``;
-   every entry id must follow the one before it (a gap or a repeat is an error).
-4. Every minute: RSS and open file descriptors of every gunicorn worker (both pools), Redis
-   ``used_memory`` and ``connected_clients`` (each the median of readings every SAMPLE_SECONDS),
-   request count, p50/p99, errors (a 5xx, a status other than the one expected, a broken
-   connection, a stream gap).
+2. Capacity: CAPACITY_SECONDS (default 20) of 8 client processes playing as fast as they can
+   (no streams, no bad requests): requests per second.
+3. The soak: SOAK_LOAD (default 0.5) of that rate, paced, from SOAK_CLIENTS (default 6) client
+   processes that play 4-player one-round games over HTTP (every other game has two server bot
+   seats, which move by themselves after each of the people's moves): legal-moves, then a move
+   with If-Match, one in four with an Idempotency-Key; about 1 request in 20 is a bad one (a
+   stranger's token, an illegal move, a malformed body, a stale If-Match, an unknown game) whose
+   4xx is expected. SOAK_STREAMS (default 8) threads follow current games over SSE (``Accept:
+   text/event-stream``), hang up after a random 0.5-4 s (a game lasts a few seconds) and
+   reconnect with ``Last-Event-ID``; every entry id must follow the one before it (a gap or a
+   repeat is an error).
+4. Every minute (SOAK_MINUTE_SECONDS (default 60), shorter only to try the script): RSS and open
+   file descriptors of every gunicorn worker (both pools), Redis ``used_memory`` and
+   ``connected_clients`` (each the median of readings every SAMPLE_SECONDS), request count,
+   p50/p99, errors (a 5xx, a status other than the one expected, a broken connection, a stream
+   gap).
 5. Writes ``docs/soak.md`` (the table, the set-up, the verdict) and ``docs/soak.png``.
 
-Pass: after warm-up (the first WARMUP minutes), RSS, fds, Redis memory and clients grow under
-5% (median of the last 3 minutes against the median of the first 3 after warm-up), every
-minute's p99 is within 1.5x of the first minute's, and there is no error.
+Pass: after warm-up (the first SOAK_WARMUP minutes; default a fifth of the run, 1 to 3), RSS,
+fds, Redis memory and clients grow under 5% (median of the last 3 minutes against the median of
+the first 3 after warm-up), every minute's p99 is within 1.5x of the first minute's, and there
+is no error.
 """
 
 from __future__ import annotations
