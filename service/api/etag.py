@@ -31,7 +31,6 @@ IF_MATCH_REQUIRED = False
 ETAG = "ETag"
 IF_MATCH = "If-Match"
 IF_NONE_MATCH = "If-None-Match"
-STALE_CODE = Problem.STALE_VERSION
 
 # One entity tag of a list: optional W/ prefix, then a quoted opaque string.
 _ETAG_RE = re.compile(r'\s*(W/)?"([\x21\x23-\x7e]*)"\s*')

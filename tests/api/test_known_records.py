@@ -8,7 +8,7 @@ from typing import Any
 import redis
 from flask.testing import FlaskClient
 
-from service.api.etag import STALE_CODE
+from service.api.codes import Problem
 from service.api.records import KNOWN
 from service.store import Change, GameRecord, GameStore
 from service.store import keys as K
@@ -56,7 +56,7 @@ def test_a_copy_that_fell_behind_answers_as_a_read_does(
     GameStore(redis_client).save(game.id, version, Change(stale.state, [b"\x00"]))
     r = game.move(seat, move, **{"If-Match": f'"{version}"'})
     assert r.status_code == 412, r.json
-    assert (r.json["code"], r.json["version"]) == (STALE_CODE, version + 1)
+    assert (r.json["code"], r.json["version"]) == (Problem.STALE_VERSION, version + 1)
     assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version + 1
 
 
@@ -81,7 +81,7 @@ def test_a_tag_that_names_the_known_version_only_as_a_number_is_stale_as_on_a_re
     game, seat, move, version, _ = known_turn(client)
     r = game.move(seat, move, **{"If-Match": f'"0{version}"'})
     assert r.status_code == 412, r.json
-    assert (r.json["code"], r.json["version"]) == (STALE_CODE, version)
+    assert (r.json["code"], r.json["version"]) == (Problem.STALE_VERSION, version)
     assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version
 
 
@@ -91,5 +91,5 @@ def test_a_tag_of_thousands_of_digits_is_stale_not_an_error(
     game, seat, move, version, _ = known_turn(client)
     r = game.move(seat, move, **{"If-Match": '"' + "9" * 5000 + '"'})
     assert r.status_code == 412, r.json
-    assert r.json["code"] == STALE_CODE
+    assert r.json["code"] == Problem.STALE_VERSION
     assert int(redis_client.hget(K.game_key(game.id), "v") or 0) == version
