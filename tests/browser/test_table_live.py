@@ -943,3 +943,41 @@ def test_a_429_pauses_the_token_on_its_own_game_only(
         }"""
     )
     assert held == {"finished": True, "next": 0}
+
+
+def test_a_table_left_before_its_first_view_came_sends_nothing_more(
+    table_server: str, new_page: Pages
+) -> None:
+    """A table left (the address moved on) while its first view is on its way stays stopped
+    when that view comes: it opens no stream and polls nothing, beside the page shown now (a
+    second table of the same game would fetch the view beside the first, both into one
+    Retry-After)."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    held: list[Route] = []
+
+    def hold_the_first(route: Route) -> None:
+        if held:
+            route.fallback()
+        else:
+            held.append(route)
+
+    page.route(view_url, hold_the_first)
+    page.goto(table_server + "/")
+    held_seat = {"seat": 0, "token": game.tokens[0], "updated": 1}
+    page.evaluate(
+        "([key, id, held]) => localStorage.setItem(key, JSON.stringify({[id]: held}))",
+        [STORAGE_KEY, game.game_id, held_seat],
+    )
+    with page.expect_request(view_url):
+        page.goto(f"{table_server}/#/game/{game.game_id}")
+    page.evaluate("location.hash = '#/leaderboard'")
+    expect(page.locator("#board-title, .leaderboard h1").first).to_be_visible()
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if game.game_id in r.url else None)
+    held[0].fallback()
+    # Longer than the stream's first ticket takes, and than the page's pace between polls.
+    page.wait_for_timeout(POLL_MS + 1000)
+    assert sent == [], sent

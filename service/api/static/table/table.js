@@ -122,6 +122,9 @@ class Table {
   async start() {
     replace(this.app, h("p", { class: "panel loading" }, t("table.loading")));
     if (!(await this.refresh())) return;
+    // Left while its first view was on its way (the address moved on, or the same table was
+    // routed to twice): a second table may already be running, and this one must stay stopped.
+    if (this.stopped) return;
     this.queued = this.view.version;
     this.live = new Live(this.gameId, this.token || this.tableToken, {
       onEntry: (entry) => this.onEntry(entry),
