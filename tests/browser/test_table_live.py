@@ -981,3 +981,96 @@ def test_a_table_left_before_its_first_view_came_sends_nothing_more(
     # Longer than the stream's first ticket takes, and than the page's pace between polls.
     page.wait_for_timeout(POLL_MS + 1000)
     assert sent == [], sent
+
+
+def wait_until(page: Page, condition: Callable[[], bool], timeout_ms: int) -> None:
+    """Wait, letting the page's events (routes, requests) come, until ``condition`` holds."""
+    for _ in range(timeout_ms // 100):
+        if condition():
+            return
+        page.wait_for_timeout(100)
+    assert condition(), f"not within {timeout_ms} ms"
+
+
+# The window in which a second request for the view, if one were sent, would show: longer than
+# the browser takes to send a request the page has made.
+SECOND_REQUEST_WINDOW_MS = 1000
+
+
+def test_the_view_asked_for_by_two_paths_at_once_is_one_request(
+    table_server: str, new_page: Pages
+) -> None:
+    """The stream comes back while a poll's request for the view is on its way: the fetch the
+    stream's return makes joins it rather than sending a second, which would count against
+    the seat's limit beside the first, and before the first's 429 could hold it back."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"net::ERR_FAILED")  # the streams cut below
+    cut = re.compile(r"/events\?.*access_token=")
+    page.route(cut, lambda route: route.abort())
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.down"))
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    held: list[Route] = []
+    page.route(view_url, lambda route: held.append(route))
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.url == view_url else None)
+    # The next poll's request waits for the test; the stream then comes back meanwhile.
+    wait_until(page, lambda: len(held) == 1, 2 * POLL_MS)
+    page.unroute(cut)
+    expect(notice).to_have_text(words("connection.live"), timeout=RETRY_MAX_MS)
+    page.wait_for_timeout(SECOND_REQUEST_WINDOW_MS)
+    assert len(sent) == 1, sent
+    for route in held:
+        route.fallback()
+    wait_shown(page, game.version())
+
+
+def test_a_429_holds_back_the_view_the_streams_entries_ask_for(
+    table_server: str, new_page: Pages
+) -> None:
+    """The view fetched after the entries a stream brings is held back by a 429's Retry-After
+    like the poll: sent sooner, it would only be refused again."""
+    pause_s = 8
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 429")
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    expect(page.locator("#connection")).to_have_text(words("connection.live"))
+    wait_shown(page, game.version())
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    views = finished(page, lambda r: r.method == "GET" and r.url == view_url)
+    problem = {"title": "Too Many Requests", "status": 429, "code": "rate_limited"}
+    refusals: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if refusals:
+            route.fallback()
+            return
+        refusals.append(route.request.url)
+        route.fulfill(
+            status=429,
+            headers={"Retry-After": str(pause_s)},
+            content_type="application/problem+json",
+            body=json.dumps(problem),
+        )
+
+    page.route(view_url, refuse_once)
+
+    def move_for_whoever_plays() -> None:
+        turn = game.api("GET")["turn"]
+        move = game.api("GET", "/legal-moves", game.tokens[turn])["moves"][0]
+        game.api("POST", "/moves", game.tokens[turn], json=move)
+
+    # The first move's entry is shown, and the view it leads to refused; the second's comes
+    # during the pause.
+    move_for_whoever_plays()
+    wait_until(page, lambda: len(refusals) == 1, 10_000)
+    move_for_whoever_plays()
+    wait_shown(page, game.version())
+    assert views[0]["status"] == 429, views
+    assert len(views) >= 2, views
+    assert_each_waited_as_asked(views)

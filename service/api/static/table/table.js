@@ -117,6 +117,7 @@ class Table {
     this.quietUntil = 0; // no view is fetched on a timer before this (a refusal's Retry-After)
     this.polling = false; // the stream is down: the view is fetched instead (pollLater)
     this.fetching = new Map(); // the view fetches on their way, by kind (refresh)
+    this.viewing = null; // the one request for the view on its way: {token, request} (viewRequest)
   }
 
   async start() {
@@ -194,11 +195,8 @@ class Table {
   // Fetch the view (with this seat's legal moves on its turn, and the scores once a round is over).
   // `ahead: false` keeps the table where the stream has brought it when the server is already
   // further: those entries are on their way (or queued) and are shown one by one.
-  // Fetches of one kind already on their way are shared, not sent again: timers coming due
-  // together (the poll, a catch-up, the end of a refusal's pause) would send two requests at
-  // once, both counted against the seat's limit, the second sent before the first's 429 said
-  // to wait.
-  // A fetch made with another token (the seat was just lost) is not shared.
+  // Fetches of one kind already on their way are shared, not done again; the request itself is
+  // shared by every kind (viewRequest).
   refresh({ ahead = true } = {}) {
     const kind = `${ahead} ${this.token}`;
     if (!this.fetching.has(kind)) {
@@ -208,8 +206,17 @@ class Table {
   }
 
   async fetchView(ahead) {
+    // The server asked for a pause (a 429's Retry-After, on this request or any other of the
+    // seat's): asked now, the view would only be refused again. It is fetched once the pause is
+    // over; a table without a view yet has nothing else to show, and waits for it.
+    const held = this.viewing ? 0 : this.heldFor();
+    if (held > 0 && this.view) {
+      this.later("catchUp", held, () => this.pumping || this.refresh());
+      return false;
+    }
+    if (held > 0) await new Promise((resolve) => setTimeout(resolve, held));
     try {
-      const view = await game.view(this.gameId, this.token);
+      const view = await this.viewRequest();
       this.quietUntil = 0;
       if (!ahead && this.view && view.version > this.view.version && this.live && this.live.following) {
         this.catchUpLater();
@@ -239,6 +246,27 @@ class Table {
       else if (!this.problem || this.problem.transient) this.showProblem(error);
       return false;
     }
+  }
+
+  // One request for the view at a time, whichever path asks (a poll, the stream's return, the
+  // entries shown, a move's answer): a second caller joins the one on its way. Two sent
+  // together both count against the seat's limit, the second before the first's 429 could
+  // hold it back. One made with another token (the seat was just lost) is not joined.
+  viewRequest() {
+    const token = this.token;
+    if (!this.viewing || this.viewing.token !== token) {
+      const request = game.view(this.gameId, token).finally(() => {
+        if (this.viewing && this.viewing.request === request) this.viewing = null;
+      });
+      this.viewing = { token, request };
+    }
+    return this.viewing.request;
+  }
+
+  // How long (ms) the view's requests should still wait: the pause the view's last refusal
+  // asked for, or a 429 on any request of the seat's token (they share its limit).
+  heldFor() {
+    return Math.max(this.quietUntil - Date.now(), this.token ? pausedFor(this.gameId, this.token) : 0);
   }
 
   // A view older than the table was sent before the table's last entry, or Redis lost entries
@@ -377,7 +405,7 @@ class Table {
   later(timer, pace, fetch) {
     clearTimeout(this[timer]);
     this[timer] = setTimeout(() => {
-      const left = Math.max(this.quietUntil - Date.now(), this.token ? pausedFor(this.gameId, this.token) : 0);
+      const left = this.heldFor();
       if (left > 0) this.later(timer, left, fetch);
       else fetch();
     }, pace);
