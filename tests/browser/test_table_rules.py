@@ -14,6 +14,7 @@ from playwright.sync_api import APIResponse, Page, Route, expect
 
 from tests.browser.harness import PageLog, Pages
 from tests.browser.table import (
+    SETTINGS_KEY,
     Game,
     create_from_position,
     create_game,
@@ -212,6 +213,59 @@ def test_a_rounds_end_says_who_went_out_or_that_it_was_blocked(
     expect(page.locator(".log-lines")).to_contain_text(blocked)
     assert any(line.endswith(blocked) for line in page.evaluate("window.heard"))
     log_shots(page, screenshot, "blocked")
+
+
+def both_out_in_their_opening_turns() -> dict[str, Any]:
+    """A double-6 round where neither has opened, each holding one tile for their own train:
+    ann's goes out in her opening turn, which ends the round only once bo has had his
+    (opening_out_waits), in which he goes out too."""
+    hands = [[[6, 1]], [[6, 4]]]
+    start = position(hands, {"0": [], "1": [], "mexican": None}, [])
+    start["opened"] = [False, False]
+    return start
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_players_gone_out_together_are_listed_as_people_write_them(
+    table_server: str, new_page: Pages, language: str, screenshot: Callable[..., Path]
+) -> None:
+    """Two players out in one round read as a sentence in the page's language: "you and bo
+    went out" to ann (the second person, as when she alone went out), "ann and bo went out" to
+    a spectator; not "ann (you), bo"."""
+    game = create_from_position(table_server, both_out_in_their_opening_turns())
+    ann = new_page(viewport={"width": 1280, "height": 800})
+    hold_seat(ann, game, 0, language=language)
+    spectator = new_page(viewport={"width": 1280, "height": 800})
+    spectator.goto(f"{game.base}/")
+    spectator.evaluate(
+        "([key, language]) => localStorage.setItem(key, JSON.stringify({language}))",
+        [SETTINGS_KEY, language],
+    )
+    spectator.goto(f"{game.base}/#/game/{game.game_id}")
+    spectator.reload()
+    wait_shown(ann, game.version())
+    ann.locator('.htile[data-tile="1-6"]').click()
+    ann.locator('.train-target.legal[data-train="0"]').click()
+    wait_shown(ann, game.version())
+    game.api(
+        "POST", "/moves", game.tokens[1], json={"action": "play", "tile": [6, 4], "train": "1"}
+    )
+    rounds = game.api("GET")["rounds"]
+    both = f"{words('player.you', language)} {words('list.and', language)} bo"
+    expect(ann.locator(".log-lines")).to_contain_text(
+        words("log.round_you_and_out", language, round=1, names=both)
+    )
+    expect(ann.locator('.round-summary[data-round="1"] h2')).to_have_text(
+        words("summary.you_and_went_out", language, round=1, rounds=rounds, names=both)
+    )
+    screenshot(ann, "you-and-bo")
+    both = f"ann {words('list.and', language)} bo"
+    expect(spectator.locator(".log-lines")).to_contain_text(
+        words("log.round_out_several", language, round=1, names=both)
+    )
+    expect(spectator.locator('.round-summary[data-round="1"] h2')).to_have_text(
+        words("summary.went_out_several", language, round=1, rounds=rounds, names=both)
+    )
 
 
 def sit_at_an_open_own_train(

@@ -1,7 +1,7 @@
 // Log entries from the events stream, applied to the view one by one so that each move shows
 // on the table before the next (the view fetched afterwards is the truth), and told in words.
 
-import { t } from "./i18n.js";
+import { listOf, t } from "./i18n.js";
 
 const sameTile = (a, b) => (a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]);
 // Deals, seat changes and anything unexpected are not replayed here: the table reloads instead.
@@ -107,17 +107,18 @@ function ownText(view, event, mySeat) {
   }
 }
 
-// A round's end says who went out (the table's own player as "you"), or that it was blocked:
-// "the round is over" alone leaves a screen reader's user to find the summary to know.
+// A round's end says who went out (the table's own player as "you", first among several:
+// "you and bo went out"), or that it was blocked: "the round is over" alone leaves a screen
+// reader's user to find the summary to know.
 function roundOverText(view, event, mySeat) {
+  const round = event.round;
   const out = event.reason === "blocked" ? [] : event.out || [];
-  if (!out.length) return t("log.round_blocked", { round: event.round });
-  if (out.length === 1 && out[0] === mySeat) return t("log.round_you_out", { round: event.round });
-  const names = out.map((seat) => {
-    const name = playerOf(view, seat).name || t("seat.number", { n: seat + 1 });
-    return seat === mySeat ? `${name} ${t("summary.you")}` : name;
-  });
-  return t("log.round_out", { round: event.round, name: names.join(", ") });
+  if (!out.length) return t("log.round_blocked", { round });
+  const others = out.filter((seat) => seat !== mySeat).map((seat) => playerOf(view, seat).name || t("seat.number", { n: seat + 1 }));
+  if (!others.length) return t("log.round_you_out", { round });
+  if (others.length < out.length) return t("log.round_you_and_out", { round, names: listOf([t("player.you"), ...others]) });
+  if (others.length > 1) return t("log.round_out_several", { round, names: listOf(others) });
+  return t("log.round_out", { round, name: others[0] });
 }
 
 function eventText(view, event, mySeat) {

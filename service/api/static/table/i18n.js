@@ -51,6 +51,17 @@ export function t(key, params = {}) {
   return fill(text === undefined ? key : text, params);
 }
 
+// Items as the page's language lists them ("ann, bo and cy"): Intl.ListFormat where the
+// browser knows the language, else the catalogue's own "and" (list.and) before the last one
+// (Chromium's ListFormat knows neither Hausa nor Cebuano, and would put in English's).
+export function listOf(items) {
+  if (Intl.ListFormat.supportedLocalesOf([current]).length) {
+    return new Intl.ListFormat(current, { type: "conjunction" }).format(items);
+  }
+  if (items.length < 2) return items.join("");
+  return `${items.slice(0, -1).join(", ")} ${t("list.and")} ${items[items.length - 1]}`;
+}
+
 // A counted text: "{n} tiles" / "{n} tile".
 export function tn(key, n, params = {}) {
   const rules = new Intl.PluralRules(current === "ceb" ? "en" : current);

@@ -3,7 +3,7 @@
 // an automatic deal does not wait: the next round goes on beside it.
 
 import { h } from "./dom.js";
-import { t, tn } from "./i18n.js";
+import { listOf, t, tn } from "./i18n.js";
 import { tileFace, tileName } from "./tiles.js";
 
 // What a summary shows, from the round_over event and the view as that event left it; when the
@@ -70,12 +70,16 @@ export function summaryOfScore(view, score, mySeat) {
   };
 }
 
-// Told to the reader as the move log tells it: the reader who went out is "you".
+// Told to the reader as the move log tells it: the reader who went out is "you" (first among
+// several: "you and bo went out").
 function headline(s) {
-  if (s.blocked || !s.out.length) return t("summary.blocked", { round: s.round, rounds: s.rounds });
-  if (s.out.length === 1 && s.out[0] === s.mySeat) return t("summary.you_went_out", { round: s.round, rounds: s.rounds });
-  const names = s.out.map((seat) => (seat === s.mySeat ? `${s.names[seat]} ${t("summary.you")}` : s.names[seat]));
-  return t("summary.went_out", { round: s.round, rounds: s.rounds, name: names.join(", ") });
+  const { round, rounds } = s;
+  if (s.blocked || !s.out.length) return t("summary.blocked", { round, rounds });
+  const others = s.out.filter((seat) => seat !== s.mySeat).map((seat) => s.names[seat]);
+  if (!others.length) return t("summary.you_went_out", { round, rounds });
+  if (others.length < s.out.length) return t("summary.you_and_went_out", { round, rounds, names: listOf([t("player.you"), ...others]) });
+  if (others.length > 1) return t("summary.went_out_several", { round, rounds, names: listOf(others) });
+  return t("summary.went_out", { round, rounds, name: others[0] });
 }
 
 function revealed(s, seat) {
