@@ -1074,3 +1074,19 @@ def test_a_429_holds_back_the_view_the_streams_entries_ask_for(
     assert views[0]["status"] == 429, views
     assert len(views) >= 2, views
     assert_each_waited_as_asked(views)
+
+
+@pytest.mark.parametrize("language", ["en", "ceb"])
+def test_an_invite_names_the_players_seated_as_people_write_them(
+    table_server: str, new_page: Pages, language: str
+) -> None:
+    """The join page's lead lists who is at the table as the page's language lists people:
+    "with ann and cpu (bot)", not "with ann, cpu (bot)"."""
+    game = create_game(
+        table_server, {"players": ["ann", {"open": True}, {"name": "cpu", "bot": "random"}]}
+    )
+    page = new_page(locale=language)
+    page.goto(f"{table_server}/#/join/{game.game_id}/any-invite")
+    cpu = words("join.bot_name", language, name="cpu")
+    names = f"ann {words('list.and', language)} {cpu}"
+    expect(page.locator(".lead").first).to_have_text(words("join.lead_with", language, names=names))

@@ -481,9 +481,11 @@ def last_round(ann_before: int, bo_before: int) -> dict[str, Any]:
     }
 
 
-def play_the_last_tile(table_server: str, page: Page, ann_before: int, bo_before: int) -> None:
+def play_the_last_tile(
+    table_server: str, page: Page, ann_before: int, bo_before: int, language: str | None = None
+) -> None:
     game = create_from_position(table_server, last_round(ann_before, bo_before))
-    hold_seat(page, game, 0)
+    hold_seat(page, game, 0, language=language)
     wait_shown(page, game.version())
     page.locator('.htile[data-tile="2-3"]').click()
     page.locator('.train-target.legal[data-train="0"]').click()
@@ -496,6 +498,19 @@ def test_a_tie_on_totals_says_how_the_winner_was_decided(table_server: str, page
     totals and one winner read as a mistake."""
     play_the_last_tile(table_server, page, 10, 4)  # 10 + 0 and 4 + 6: ann went out once
     expect(page.locator("#results .tie-break")).to_have_text(words("score.tie_break", total=10))
+
+
+@pytest.mark.parametrize("language", ["en", "ha"])
+def test_shared_winners_are_listed_as_people_write_them(
+    table_server: str, page: Page, language: str
+) -> None:
+    """A game won by two (equal totals, rounds gone out and lowest round) names them as the
+    page's language lists people: "ann and bo win!", not "ann & bo"."""
+    play_the_last_tile(table_server, page, 6, 0, language)  # 6 + 0 and 0 + 6
+    both = f"ann {words('list.and', language)} bo"
+    expect(page.locator("#results .winners")).to_have_text(
+        words("score.winners.other", language, names=both)
+    )
 
 
 def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page) -> None:

@@ -3,7 +3,7 @@
 
 import { game } from "./api.js";
 import { h, replace } from "./dom.js";
-import { t } from "./i18n.js";
+import { listOf, t } from "./i18n.js";
 import { worded } from "./hints.js";
 import { held, remember } from "./seats.js";
 
@@ -43,7 +43,7 @@ export function showJoin(app, gameId, invite) {
   // Who is at the table already; an unknown game says so before anyone types a name.
   game.view(gameId).then((view) => {
     const seated = view.players.filter((p) => !p.open).map((p) => (p.bot ? t("join.bot_name", { name: p.name }) : p.name));
-    lead.textContent = t("join.lead_with", { names: seated.join(", ") });
+    lead.textContent = t("join.lead_with", { names: listOf(seated) });
   }, (problem) => {
     if (problem.code === "game_not_found") {
       error.textContent = t("refuse.game_not_found");

@@ -6,7 +6,7 @@
 import { ApiError, game, idempotencyKey, pausedFor, retryWait } from "./api.js";
 import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
-import { t, tn } from "./i18n.js";
+import { listOf, t, tn } from "./i18n.js";
 import { Live } from "./live.js";
 import { handTile, playerCard, scoreTable, trainRow } from "./parts.js";
 import { clockBar, updateBar } from "./clock.js";
@@ -1031,7 +1031,7 @@ class Table {
     // Its keys keep the focus on it, or on a button of it, through the renders that follow (the
     // hands revealed, a seat's presence).
     return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1", dataset: { key: "results" } },
-      h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: winners.join(" & ") })),
+      h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: listOf(winners) })),
       scoreTable(this.score, v),
       tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
       h("p", { class: "after-game" },
