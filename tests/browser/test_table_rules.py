@@ -5,6 +5,7 @@ refusal is worded for people, errors clear themselves, and the rules in use are 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -266,6 +267,27 @@ def test_players_gone_out_together_are_listed_as_people_write_them(
     expect(spectator.locator('.round-summary[data-round="1"] h2')).to_have_text(
         words("summary.went_out_several", language, round=1, rounds=rounds, names=both)
     )
+
+
+def test_a_bots_move_that_ends_the_game_is_logged_as_sentences(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    """A move and what it brought about (the round's end, the game's) are told as sentences one
+    after another, and "(bot)" says who made the move, not that a bot ended the game: not "bo
+    played 2-3 on bo's train; Round 2 is over: bo went out; The game is over (bot)"."""
+    start = last_round(9, 4) | {"turn": 1, "hands": [[[1, 5]], [[2, 3]]]}
+    start["trains"] = {"0": [[5, 4]], "1": [[5, 2]], "mexican": None}
+    game = create_from_position(table_server, start)
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    game.api("PUT", "/seats/1", game.table_token, json={"bot": "greedy"})
+    played = words("log.played", name="bo", tile="2-3", train=words("train.of", name="bo"))
+    line = (
+        f"{played}{words('log.by_bot')}. {words('log.round_out', round=2, name='bo')}. "
+        f"{words('log.game_over')}"
+    )
+    expect(page.locator(".log-lines li").last).to_have_text(re.compile(re.escape(line) + r"\s*$"))
+    log_shots(page, screenshot, "bot-ended-the-game")
 
 
 def sit_at_an_open_own_train(

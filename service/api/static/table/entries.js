@@ -155,19 +155,29 @@ function suffix(by) {
   return "";
 }
 
+// What a move brought about: told after the move, each as a sentence of its own.
+const OUTCOMES = new Set(["round_over", "game_over", "round_started"]);
+
 // One line per entry for the table's log, e.g. "cpu played 5-3 on the Mexican train (bot)";
-// `mySeat` (null for a spectator) hears its own moves in the second person.
+// `mySeat` (null for a spectator) hears its own moves in the second person. Each event is a
+// sentence ("… (bot). Round 2 is over: cpu went out. The game is over"); who made the move
+// (a bot, the clock) is said of the move, not of the game's end that followed it.
 export function describe(view, entry, mySeat = null) {
   const action = (entry.action && entry.action.action) || "";
   if (action === "create") return t("log.created");
   const events = entry.events || [];
   // A deal's draws for the starter are not moves: the deal's own line tells the round.
   const dealt = events.some((event) => event.type === "round_started");
-  const texts = events.filter((event) => !dealt || event.type !== "tile_drawn").map((event) => eventText(view, event, mySeat)).filter(Boolean);
-  if (action === "end_turn" && !texts.length) {
-    texts.push(mySeat !== null && entry.seat === mySeat ? t("log.you_ended_turn") : t("log.ended_turn", { name: playerOf(view, entry.seat).name }));
+  const told = events.filter((event) => !dealt || event.type !== "tile_drawn");
+  const texts = (outcome) => told.filter((event) => OUTCOMES.has(event.type) === outcome).map((event) => eventText(view, event, mySeat)).filter(Boolean);
+  const moves = texts(false);
+  const outcomes = texts(true);
+  if (action === "end_turn" && !moves.length && !outcomes.length) {
+    moves.push(mySeat !== null && entry.seat === mySeat ? t("log.you_ended_turn") : t("log.ended_turn", { name: playerOf(view, entry.seat).name }));
   }
-  return texts.length ? texts.join("; ") + suffix(entry.by) : null;
+  if (!moves.length && !outcomes.length) return null;
+  if (!moves.length) return outcomes.join(". ") + suffix(entry.by);
+  return [moves.join(". ") + suffix(entry.by), ...outcomes].join(". ");
 }
 
 // The tile an entry played last, for the table's highlight: {train, tile, seat} or null.
