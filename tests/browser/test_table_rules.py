@@ -367,6 +367,22 @@ def test_in_a_single_tile_opening_turn_an_open_double_is_not_hinted(
     expect(page.locator(".htile.playable")).to_have_count(1)
 
 
+def test_an_opening_turn_without_a_tile_to_start_the_train_says_to_pass(
+    table_server: str, page: Page
+) -> None:
+    """Under the standard preset a player who cannot start their train marks it without
+    drawing (opening_no_play: mark): the hint says so, not that a chain may be laid, nor that
+    a tile drawn does not fit (none was)."""
+    hands = [[[0, 1], [2, 3]], [[6, 4]]]
+    start = position(hands, {"0": [], "1": [], "mexican": None}, [])
+    start["opened"] = [False, False]
+    game = create_from_position(table_server, start)
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    expect(page.locator("#action-mark")).to_be_enabled()
+    expect(page.locator("#hint")).to_have_text(words("hint.mark_no_opening"))
+
+
 def test_a_move_answered_after_the_stream_showed_it_leaves_the_actions_usable(
     table_server: str, page: Page
 ) -> None:

@@ -15,9 +15,10 @@ function reason(view, me, plays) {
     if (opts.double_follow !== "satisfy") return t("hint.follow_double_any");
     return t("hint.follow_double", { train: trainLabel(view, state.must_follow) });
   }
-  // A player in their opening turn ignores open doubles (rule 5): no hint about them.
+  // A player in their opening turn ignores open doubles (rule 5): no hint about them. Without
+  // a tile to start their train there is no chain to lay either (the next step says so).
   if (me && !me.opened) {
-    if (opts.opening !== "chain") return "";
+    if (opts.opening !== "chain" || (!plays.length && !state.tiles_played)) return "";
     return state.tiles_played ? t("hint.opening_more") : t("hint.opening_chain");
   }
   if (view.open_doubles.length > 1) {
@@ -29,10 +30,13 @@ function reason(view, me, plays) {
   return "";
 }
 
+// A pass without a draw before it, the boneyard not empty: an opening turn without a tile to
+// start the train, which the standard preset marks at once (opening_no_play: mark).
 function action(view, plays, actions) {
   if (plays.length) return t("hint.choose_tile");
   if (actions.has("draw")) return t("hint.draw");
-  if (actions.has("mark")) return view.boneyard_size ? t("hint.mark_after_draw") : t("hint.mark_empty");
+  if (actions.has("mark") && !view.boneyard_size) return t("hint.mark_empty");
+  if (actions.has("mark")) return (view.turn_state || {}).drawn ? t("hint.mark_after_draw") : t("hint.mark_no_opening");
   if (actions.has("end_turn")) return t("hint.end_turn");
   return "";
 }
