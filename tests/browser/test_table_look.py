@@ -830,5 +830,6 @@ def test_on_a_touch_screen_a_full_hand_wraps_in_tiles_a_finger_wide(
         assert not outside, (label, hand, outside)
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES["390"]["width"]
         assert len({t["top"] for t in tiles}) > 1, (label, tiles)  # wrapped
-        page.locator(".rack").scroll_into_view_if_needed()
+        # In the page at once, as above: a locator resolved before a render finds it detached.
+        page.evaluate("document.querySelector('.rack').scrollIntoView({block: 'nearest'})")
         screenshot(page, f"full-hand-touch-390-zoom-{label}")
