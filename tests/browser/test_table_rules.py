@@ -551,6 +551,34 @@ def test_shared_winners_are_listed_as_people_write_them(
     )
 
 
+@pytest.mark.parametrize(("rounds", "status"), [(2, "game_over"), (3, "round_over")])
+def test_a_round_gone_out_on_a_double_shows_no_open_double_after_it(
+    table_server: str, page: Page, screenshot: Callable[..., Path], rounds: int, status: str
+) -> None:
+    """Going out on a double ends the round at once (rules section 7), leaving the double in
+    the view's open_doubles; once the round is over nobody is to cover it, so its train is
+    not flagged, at the game's end or a round's."""
+    start = last_round(9, 4)
+    start["hands"][0] = [[2, 2]]
+    start["boneyard"] = [[2, 3], *(tile for tile in start["boneyard"] if tile != [2, 2])]
+    start["rules"]["options"]["rounds"] = rounds
+    game = create_from_position(table_server, start)
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.locator('.htile[data-tile="2-2"]').click()
+    page.locator('.train-target.legal[data-train="0"]').click()
+    expect(page.locator('.round-summary[data-round="2"]')).to_be_visible()
+    view = game.api("GET")
+    assert (view["status"], view["open_doubles"]) == (status, ["0"])
+    expect(page.locator('.train[data-train="0"] .ttile')).to_have_count(2)
+    expect(page.locator(".double-flag, .ttile.open-double, .has-open-double")).to_have_count(0)
+    label = page.locator('.train-target[data-train="0"]').get_attribute("aria-label") or ""
+    assert words("train.open_double_long") not in label, label
+    screenshot(page, "1280", full_page=True)
+    page.set_viewport_size({"width": 375, "height": 667})
+    screenshot(page, "375", full_page=True)
+
+
 def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page) -> None:
     play_the_last_tile(table_server, page, 9, 4)  # 9 against 10
     expect(page.locator("#results .tie-break")).to_have_count(0)

@@ -85,7 +85,9 @@ function trainState(view, train, { target, selected, open, last }) {
 // null once the pop is over: a redraw after it does not start it again). `sending`: a play on
 // this train is on its way to the server.
 export function trainRow(view, train, { target, selected, last, arriving, sending = false, onChoose }) {
-  const open = view.open_doubles.includes(train.id);
+  // A round over (gone out on a double, or blocked) leaves its open doubles in the view, with
+  // nobody to cover them.
+  const open = view.status === "in_round" && view.open_doubles.includes(train.id);
   const oldest = open && view.open_doubles[0] === train.id && view.open_doubles.length > 1;
   const owner = train.owner === null ? null : view.players.find((p) => p.seat === train.owner);
   const title = train.id === "mexican" ? t("train.mexican_title") : owner ? owner.name : t("seat.number", { n: train.owner + 1 });
