@@ -103,7 +103,7 @@ def test_a_person_plays_three_bots_to_the_end_and_sees_the_apis_scores(
         expect(row.locator("td.total")).to_have_text(str(player["total"]))
     # Every entry reached the log, the one that ended the game too.
     expect(page.locator(".log li").last).to_contain_text("The game is over")
-    winners = [score["players"][s]["name"] for s in score["winners"]]
+    winners = ["You" if s == 0 else score["players"][s]["name"] for s in score["winners"]]
     for name in winners:
         expect(results.locator(".winners")).to_contain_text(name)
     screenshot(page, "final")

@@ -527,7 +527,7 @@ def play_the_last_tile(
     wait_shown(page, game.version())
     page.locator('.htile[data-tile="2-3"]').click()
     page.locator('.train-target.legal[data-train="0"]').click()
-    expect(page.locator("#results .winners")).to_contain_text("ann")
+    expect(page.locator("#results .winners")).to_be_visible()
 
 
 def test_a_tie_on_totals_says_how_the_winner_was_decided(table_server: str, page: Page) -> None:
@@ -538,17 +538,40 @@ def test_a_tie_on_totals_says_how_the_winner_was_decided(table_server: str, page
     expect(page.locator("#results .tie-break")).to_have_text(words("score.tie_break", total=10))
 
 
-@pytest.mark.parametrize("language", ["en", "ha"])
+@pytest.mark.parametrize(
+    ("language", "heading"), [("en", "You and bo win!"), ("ha", "Kai da bo kun ci nasara!")]
+)
 def test_shared_winners_are_listed_as_people_write_them(
-    table_server: str, page: Page, language: str
+    table_server: str, new_page: Pages, page: Page, language: str, heading: str
 ) -> None:
     """A game won by two (equal totals, rounds gone out and lowest round) names them as the
-    page's language lists people: "ann and bo win!", not "ann & bo"."""
+    page's language lists people: "ann and bo win!", not "ann & bo"; to a winner, who is
+    "you" (first, as the round's summary has it)."""
     play_the_last_tile(table_server, page, 6, 0, language)  # 6 + 0 and 0 + 6
-    both = f"ann {words('list.and', language)} bo"
-    expect(page.locator("#results .winners")).to_have_text(
-        words("score.winners.other", language, names=both)
+    expect(page.locator("#results .winners")).to_have_text(heading)
+    watcher = new_page(viewport={"width": 1280, "height": 800})
+    watcher.goto(page.url)
+    both = f"ann {words('list.and')} bo"
+    expect(watcher.locator("#results .winners")).to_have_text(
+        words("score.winners.other", names=both)
     )
+
+
+@pytest.mark.parametrize(("language", "heading"), [("en", "You win!"), ("ceb", "Midaog ka!")])
+def test_the_final_table_tells_its_winning_reader_you_win(
+    table_server: str,
+    page: Page,
+    screenshot: Callable[..., Path],
+    language: str,
+    heading: str,
+) -> None:
+    """The page speaks to its reader in the second person ("you went out"): a winner reads
+    "You win!", not their own name in the third person."""
+    play_the_last_tile(table_server, page, 9, 4, language)  # 9 against 10
+    expect(page.locator("#results .winners")).to_have_text(heading)
+    screenshot(page, "1280")
+    page.set_viewport_size({"width": 375, "height": 667})
+    screenshot(page, "375", full_page=True)
 
 
 @pytest.mark.parametrize(("rounds", "status"), [(2, "game_over"), (3, "round_over")])
@@ -692,7 +715,7 @@ def test_final_scores_that_fail_to_load_say_so_and_a_retry_takes_the_focus(
     page.keyboard.press("Enter")
     results = page.locator("#results")
     expect(results).to_be_focused()
-    expect(page.locator("#results .winners")).to_contain_text("ann")
+    expect(page.locator("#results .winners")).to_have_text(words("score.you_win"))
     expect(page.locator("#results-failed")).to_have_count(0)
     screenshot(page, "retried-1280")
 
@@ -717,8 +740,8 @@ def test_on_a_phone_the_games_end_shows_and_says_who_won(
     page.locator('.htile[data-tile="2-3"]').tap()
     page.locator('.train-target.legal[data-train="0"]').tap()
     winners = page.locator("#results .winners")
-    expect(winners).to_have_text(words("score.winners.one", names="ann"))
-    expect(page.locator("#announce")).to_have_text(words("score.winners.one", names="ann"))
+    expect(winners).to_have_text(words("score.you_win"))
+    expect(page.locator("#announce")).to_have_text(words("score.you_win"))
     assert winners.evaluate(IN_VIEW), page.evaluate("scrollY")
     screenshot(page, "end-375")
 

@@ -62,6 +62,12 @@ export function listOf(items) {
   return `${items.slice(0, -1).join(", ")} ${t("list.and")} ${items[items.length - 1]}`;
 }
 
+// A text that begins a sentence with a word written in lower case ("you and bo win!"), with
+// its first letter as the language writes it at a sentence's start.
+export function sentence(text) {
+  return text.charAt(0).toLocaleUpperCase(current) + text.slice(1);
+}
+
 // A counted text: "{n} tiles" / "{n} tile".
 export function tn(key, n, params = {}) {
   const rules = new Intl.PluralRules(current === "ceb" ? "en" : current);

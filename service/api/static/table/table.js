@@ -6,7 +6,7 @@
 import { ApiError, game, idempotencyKey, pausedFor, retryWait } from "./api.js";
 import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
-import { listOf, t, tn } from "./i18n.js";
+import { listOf, sentence, t, tn } from "./i18n.js";
 import { Live } from "./live.js";
 import { handTile, playerCard, scoreTable, trainRow } from "./parts.js";
 import { clockBar, updateBar } from "./clock.js";
@@ -1022,7 +1022,6 @@ class Table {
     // last round's summary stands alone (or the failure to fetch them, and a retry).
     if (!this.score || this.score.status !== "game_over") return this.scoreFailed ? this.resultsFailed() : null;
     const seats = v.winners || this.score.winners || [];
-    const winners = seats.map((s) => v.players[s].name);
     // The caption says the lowest total wins: alone, that reads as a mistake when another
     // player has the winner's total and the tie-break decided (docs/rules.md section 8: most
     // rounds scored 0, then the lowest non-zero single round).
@@ -1031,7 +1030,7 @@ class Table {
     // Its keys keep the focus on it, or on a button of it, through the renders that follow (the
     // hands revealed, a seat's presence).
     return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1", dataset: { key: "results" } },
-      h("h2", { class: "winners" }, trophyIcon(), " ", tn("score.winners", winners.length, { names: listOf(winners) })),
+      h("h2", { class: "winners" }, trophyIcon(), " ", this.winnersLine(seats)),
       scoreTable(this.score, v),
       tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
       h("p", { class: "after-game" },
@@ -1039,6 +1038,15 @@ class Table {
         " ",
         h("a", { href: "#/", class: "button", dataset: { key: "new-game" } }, t("score.new_game"))),
       this.token ? this.problemLine("rematch-problem") : null);
+  }
+
+  // Told to the reader as the round's summary tells it: a winner is "you" (first among several
+  // winners); a watcher reads names.
+  winnersLine(seats) {
+    const others = seats.filter((seat) => seat !== this.seat).map((seat) => this.view.players[seat].name);
+    if (others.length === seats.length) return tn("score.winners", others.length, { names: listOf(others) });
+    if (!others.length) return t("score.you_win");
+    return sentence(t("score.you_and_win", { names: listOf([t("player.you"), ...others]) }));
   }
 
   // In the final table's place when the scores could not be fetched: why, and a control to
