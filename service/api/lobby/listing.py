@@ -3,10 +3,12 @@ page at a time from the lobby's set for those filters."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from service.rules import GameState
 from service.rules.log import rfc3339
-from service.seating import SeatKind
+from service.seating import SeatKind, Table
 from service.store.lobby import Filter, TableKind
 
 from ..records import DECODED, lobby_kind, table_of
@@ -78,16 +80,9 @@ def sweep() -> None:
 def _sort(page: list[tuple[str, float]]) -> None:
     kinds: dict[TableKind, dict[str, float]] = {}
     stale: list[str] = []
-    for (game_id, listed), record in zip(page, store().peek([g for g, _ in page]), strict=True):
-        if record is None:
-            stale.append(game_id)
-            continue
-        state = DECODED.peek(record.state)
-        table = table_of(record, state, keep=False)
-        if table.full:
-            stale.append(game_id)
-        else:
-            kinds.setdefault(lobby_kind(state, table), {})[game_id] = listed
+    listed = dict(page)
+    for game_id, state, table in _open_tables(list(listed), stale):
+        kinds.setdefault(lobby_kind(state, table), {})[game_id] = listed[game_id]
     for kind, listed_at in kinds.items():
         store().lobby.add(kind, listed_at)
     store().lobby.remove(*stale)
@@ -95,9 +90,18 @@ def _sort(page: list[tuple[str, float]]) -> None:
 
 def _fitting(query: dict[str, Any], ids: list[str], stale: list[str]) -> list[dict[str, Any]]:
     """The entries of the tables ``ids`` that fit ``query``; ``stale`` gets those gone or full."""
-    out: list[dict[str, Any]] = []
+    return [
+        _entry(game_id, state, table)
+        for game_id, state, table in _open_tables(ids, stale)
+        if _fits(query, state.rules.preset, state.n_players, table.turn_seconds)
+    ]
+
+
+def _open_tables(ids: list[str], stale: list[str]) -> Iterator[tuple[str, GameState, Table]]:
+    """The tables ``ids`` that are stored and have a seat open, each with its state and table,
+    in order; ``stale`` gets those gone or full."""
     if not ids:
-        return out
+        return
     for game_id, record in zip(ids, store().peek(ids), strict=True):
         if record is None:
             stale.append(game_id)
@@ -106,9 +110,8 @@ def _fitting(query: dict[str, Any], ids: list[str], stale: list[str]) -> list[di
         table = table_of(record, state, keep=False)
         if table.full:
             stale.append(game_id)
-        elif _fits(query, state.rules.preset, state.n_players, table.turn_seconds):
-            out.append(_entry(game_id, state, table))
-    return out
+        else:
+            yield game_id, state, table
 
 
 def _fits(query: dict[str, Any], preset: str, players: int, turn_seconds: int) -> bool:
