@@ -1094,3 +1094,31 @@ def test_an_invite_names_the_players_seated_as_people_write_them(
     cpu = words("join.bot_name", language, name="cpu")
     names = f"ann {words('list.and', language)} {cpu}"
     expect(page.locator(".lead").first).to_have_text(words("join.lead_with", language, names=names))
+
+
+def test_a_table_left_before_its_first_view_failed_leaves_the_page_alone(
+    table_server: str, new_page: Pages
+) -> None:
+    """A table left while its first view is on its way, that view then answered 503, neither
+    puts its failure over the page shown now nor tries the game again."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 503")
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    held: list[Route] = []
+    page.route(view_url, lambda route: held.append(route))
+    page.goto(table_server + "/")
+    with page.expect_request(view_url):
+        page.goto(f"{table_server}/#/game/{game.game_id}")
+    page.evaluate("location.hash = '#/leaderboard'")
+    expect(page.locator("#board-title, .leaderboard h1").first).to_be_visible()
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if game.game_id in r.url else None)
+    problem = {"title": "Service Unavailable", "status": 503, "code": "unavailable"}
+    held[0].fulfill(status=503, content_type="application/problem+json", body=json.dumps(problem))
+    # Longer than the page's pace before it asks for a game it could not load again.
+    page.wait_for_timeout(POLL_MS + 1000)
+    expect(page.locator(".gone")).to_have_count(0)
+    expect(page.locator("#board-title, .leaderboard h1").first).to_be_visible()
+    assert sent == [], sent

@@ -412,8 +412,10 @@ class Table {
   }
 
   // The first view could not be fetched: a missing game says so; a server that cannot be
-  // reached is asked again until it answers.
+  // reached is asked again until it answers. A table left meanwhile leaves the page shown now
+  // alone.
   fail(error) {
+    if (this.stopped) return;
     const gone = error.status === 404;
     const problem = worded(error);
     replace(this.app, h("section", { class: "panel gone", role: "alert" },
