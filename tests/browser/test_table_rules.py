@@ -244,10 +244,12 @@ def test_players_gone_out_together_are_listed_as_people_write_them(
     )
     spectator.goto(f"{game.base}/#/game/{game.game_id}")
     spectator.reload()
-    wait_shown(ann, game.version())
+    before = game.version()
+    wait_shown(ann, before)
     ann.locator('.htile[data-tile="1-6"]').click()
     ann.locator('.train-target.legal[data-train="0"]').click()
-    wait_shown(ann, game.version())
+    # Read now, the game's version may not have moved yet: the click's move is on its way.
+    wait_shown(ann, before + 1)
     game.api(
         "POST", "/moves", game.tokens[1], json={"action": "play", "tile": [6, 4], "train": "1"}
     )
