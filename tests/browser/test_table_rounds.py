@@ -53,7 +53,11 @@ def read_summary(page: Page, round_: int) -> dict[str, Any]:
 def check_last_move_and_log(page: Page) -> None:
     """The last tile played is outlined on its train, and the log sits beside the table."""
     expect(page.locator(".ttile.last-play")).to_have_count(1)
-    felt, log = page.locator(".felt").bounding_box(), page.locator("aside.log").bounding_box()
+    # Both boxes read in the page at once: a render between two reads detaches the first.
+    felt, log = page.evaluate(
+        "['.felt', 'aside.log'].map(s => { const r = document.querySelector(s)"
+        "?.getBoundingClientRect(); return r && {x: r.left, y: r.top, width: r.width}; })"
+    )
     assert felt and log and log["x"] >= felt["x"] + felt["width"] and log["y"] < 400, (felt, log)
     assert page.locator(".log-lines li").count() >= 3
 
