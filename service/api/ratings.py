@@ -5,7 +5,8 @@ winners share rank 1, the others follow by total score (equal totals share a ran
 that ends the game is stored with a mark (``rp`` in the game's hash) that is cleared once every
 player is rated, so a process that dies in between leaves the work to the next one that reads
 the game; each player's record counts a game once (``Players.record``), however many processes
-or replayed requests get there.
+or replayed requests get there, and takes a new rating only on top of the one it is computed
+from, so two games of one player ending together both count.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from openskill.models import PlackettLuce
 from service import rules
 from service.seating import SeatKind, Table
 from service.store import GameRecord
-from service.store.players import Player, Result, bot_player_id
+from service.store.players import Player, Recorded, Result, bot_player_id
 
 from .store_access import store
 
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: openskill's defaults (mu 25, sigma 25/3), as the contract says.
 MODEL = PlackettLuce()
+#: How often one rating is computed again because another game of a player counted meanwhile.
+RATE_TRIES = 8
 
 
 def ranks(state: rules.GameState) -> list[int]:
@@ -53,7 +56,7 @@ def new_ratings(players: Sequence[Player], state: rules.GameState) -> list[Resul
     rated = MODEL.rate(teams, ranks=[float(rank) for rank in ranks(state)])
     winners = set(state.winners or [])
     return [
-        Result(p.player_id, team[0].mu, team[0].sigma, seat in winners)
+        Result(p.player_id, team[0].mu, team[0].sigma, seat in winners, p.games)
         for seat, (p, team) in enumerate(zip(players, rated, strict=True))
     ]
 
@@ -72,14 +75,33 @@ def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
 
 
 def _rate(game_id: str, state: rules.GameState, table: Table) -> int:
+    """Rate the game from the players' ratings as read, each player's part written only on top
+    of the rating it is computed from. A player whose rating another game changed in between
+    (two games of theirs ending together) is read again and computed again; the others keep
+    the ratings they were read with, so every game is rated from its players' ratings ahead of
+    it and no game's part is written over."""
     ids = seat_players(table)
     players = [store().players.get(p) if p else None for p in ids]
     known = [p for p in players if p is not None]
     if len(known) != len(players):
         return 0  # a seat without a player: the game could not have been dealt
-    counted = sum(store().players.record(game_id, r) for r in new_ratings(known, state))
-    store().ratings_done(game_id)
-    return counted
+    counted = 0
+    for _ in range(RATE_TRIES):
+        stale = []
+        for seat, result in enumerate(new_ratings(known, state)):
+            done = store().players.record(game_id, result)
+            counted += done is Recorded.COUNTED
+            if done is Recorded.STALE:
+                stale.append(seat)
+        if not stale:
+            store().ratings_done(game_id)
+            return counted
+        for seat in stale:
+            again = store().players.get(known[seat].player_id)
+            assert again is not None  # a player is never deleted
+            known[seat] = again
+    # Still contended: the mark stays, and the game's next read rates the rest.
+    raise redis.WatchError(f"ratings of {game_id} contended {RATE_TRIES} times")
 
 
 def ends_rated_game(state: rules.GameState, table: Table, events: Sequence[rules.Event]) -> bool:

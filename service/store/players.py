@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import cast
 
 import redis
@@ -55,12 +55,23 @@ class Player:
 
 @dataclass(frozen=True)
 class Result:
-    """One seat's part of a rated game's outcome: the player's new rating, and a win."""
+    """One seat's part of a rated game's outcome: the player's new rating, and a win.
+    ``seen_games`` is the player's rated games at the read of the rating it is computed from:
+    the result applies only on top of that rating (another game's result in between is kept)."""
 
     player_id: str
     mu: float
     sigma: float
     won: bool
+    seen_games: int
+
+
+class Recorded(Enum):
+    """What recording one player's part of a rated game did."""
+
+    COUNTED = "counted"
+    ALREADY = "already"  # this game counts for the player already
+    STALE = "stale"  # another game counted since the rating's read: compute it again
 
 
 def new_player_id() -> str:
@@ -120,19 +131,27 @@ class Players:
             return None
         return self.get(player_id)
 
-    def record(self, game_id: str, result: Result) -> bool:
-        """Apply one player's part of a rated game, unless it was applied already."""
-        args: list[str | int] = [game_id, repr(result.mu), repr(result.sigma), int(result.won)]
+    def record(self, game_id: str, result: Result) -> Recorded:
+        """Apply one player's part of a rated game, unless it is applied already or the
+        player's rating moved since the read ``result`` is computed from."""
+        args: list[str | int] = [
+            game_id,
+            repr(result.mu),
+            repr(result.sigma),
+            int(result.won),
+            result.seen_games,
+        ]
         player = result.player_id
         keys_ = [keys.player_key(player), keys.player_rated_key(player)]
-        if not self._rate(keys=keys_, args=args):
-            return False
+        done = int(cast("int", self._rate(keys=keys_, args=args)))
+        if done != 1:
+            return Recorded.ALREADY if done == 0 else Recorded.STALE
         games = int(self.client.hget(keys.player_key(player), "g") or 0)
         kind = self.client.hget(keys.player_key(player), "k")
         if games >= LEADERBOARD_GAMES and isinstance(kind, bytes):
             board = keys.leaderboard_key(kind.decode())
             self.client.zadd(board, {player: result.mu - 3 * result.sigma})
-        return True
+        return Recorded.COUNTED
 
     def leaderboard(self, kind: PlayerKind, limit: int) -> list[Player]:
         ids = cast(

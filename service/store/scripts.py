@@ -272,9 +272,13 @@ return 1
 
 # KEYS[1] = a player's hash  KEYS[2] = the rated games it counts (same slot)
 # ARGV[1] = the game  ARGV[2], ARGV[3] = the new mu and sigma  ARGV[4] = 1 for a win, else 0
-# Applies the game's result once: 1 when applied, 0 when this game was counted already.
+# ARGV[5] = the rated games the player had at the read of the rating the new one comes from
+# Applies the game's result once: 1 when applied, 0 when this game is counted already, -1 when
+# another game counted since that read (the new rating would overwrite that game's part).
 RATE_PLAYER = """
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'g') or '0') ~= tonumber(ARGV[5]) then return -1 end
+redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[1], 'mu', ARGV[2], 'sigma', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'g', 1)
 redis.call('HINCRBY', KEYS[1], 'w', ARGV[4])

@@ -11,6 +11,7 @@ from service.store.players import (
     START_MU,
     PlayerKind,
     Players,
+    Recorded,
     Result,
     bot_player_id,
 )
@@ -59,13 +60,33 @@ def test_unknown_or_malformed_ids(players: Players, player_id: str) -> None:
 
 def test_a_game_counts_once(players: Players) -> None:
     person, _ = players.create("Ada")
-    result = Result(person.player_id, 27.5, 7.0, won=True)
-    assert players.record("game0001", result) is True
-    assert players.record("game0001", Result(person.player_id, 99.0, 1.0, won=True)) is False
+    result = Result(person.player_id, 27.5, 7.0, won=True, seen_games=0)
+    assert players.record("game0001", result) is Recorded.COUNTED
+    again = Result(person.player_id, 99.0, 1.0, won=True, seen_games=1)
+    assert players.record("game0001", again) is Recorded.ALREADY
     after = players.get(person.player_id)
     assert after is not None
     assert (after.mu, after.sigma, after.games, after.wins) == (27.5, 7.0, 1, 1)
     assert after.display == pytest.approx(27.5 - 21.0)
+
+
+def test_a_result_computed_from_a_rating_another_game_changed_is_refused(
+    players: Players,
+) -> None:
+    """Two games of one player ending together: the one read before the other counted is not
+    written over it, and says so, so that its rater computes it again."""
+    person, _ = players.create("Ada")
+    first = Result(person.player_id, 27.5, 7.0, won=True, seen_games=0)
+    late = Result(person.player_id, 22.0, 7.5, won=False, seen_games=0)  # read before `first`
+    assert players.record("game0001", first) is Recorded.COUNTED
+    assert players.record("game0002", late) is Recorded.STALE
+    after = players.get(person.player_id)
+    assert after is not None
+    assert (after.mu, after.sigma, after.games, after.wins) == (27.5, 7.0, 1, 1)
+    redone = Result(person.player_id, 26.0, 6.5, won=False, seen_games=after.games)
+    assert players.record("game0002", redone) is Recorded.COUNTED
+    final = players.get(person.player_id)
+    assert final is not None and (final.mu, final.games, final.wins) == (26.0, 2, 1)
 
 
 def test_leaderboards_take_players_from_five_games_by_display(players: Players) -> None:
@@ -73,13 +94,13 @@ def test_leaderboards_take_players_from_five_games_by_display(players: Players) 
     weak, _ = players.create("weak")
     bot = players.ensure_bot("easy")
     for n in range(LEADERBOARD_GAMES):
-        players.record(f"game{n:04}", Result(strong.player_id, 30.0, 2.0, won=True))
-        players.record(f"game{n:04}", Result(bot.player_id, 20.0, 2.0, won=False))
+        players.record(f"game{n:04}", Result(strong.player_id, 30.0, 2.0, True, n))
+        players.record(f"game{n:04}", Result(bot.player_id, 20.0, 2.0, False, n))
         if n < LEADERBOARD_GAMES - 1:  # one game short
-            players.record(f"game{n:04}", Result(weak.player_id, 40.0, 1.0, won=True))
+            players.record(f"game{n:04}", Result(weak.player_id, 40.0, 1.0, True, n))
         board = players.leaderboard(PlayerKind.PERSON, 10)
         assert [p.player_id for p in board] == ([strong.player_id] if n == 4 else [])
-    players.record("game9999", Result(weak.player_id, 40.0, 1.0, won=True))
+    players.record("game9999", Result(weak.player_id, 40.0, 1.0, True, LEADERBOARD_GAMES - 1))
     board = players.leaderboard(PlayerKind.PERSON, 10)
     assert [p.name for p in board] == ["weak", "strong"]
     assert [p.name for p in players.leaderboard(PlayerKind.PERSON, 1)] == ["weak"]

@@ -1,0 +1,88 @@
+"""Two rated games that end at the same time for one player both count in its rating: the
+second rater to write builds on the first one's result instead of writing over it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from openskill.models import PlackettLuce
+
+from service import rules
+from service.api import ratings
+from service.api.store_access import store
+from service.seating import Listing, Seat, SeatKind, Table
+from service.store.players import Player
+from tests.rules.helpers import play_random_game
+
+
+def finished_game(seed: int) -> rules.GameState:
+    """A real two-seat game played to its end (one short round)."""
+    state, _ = play_random_game("standard", 2, seed, {"set": 6, "rounds": 1})
+    return state
+
+
+def rated_table(*players: Player) -> Table:
+    return Table(
+        [Seat(SeatKind.PERSON, player=p.player_id) for p in players],
+        listing=Listing(rated=True),
+    )
+
+
+def openskill_after(
+    before: list[tuple[float, float]], state: rules.GameState
+) -> list[tuple[float, float]]:
+    """openskill on its own: each seat's rating after the game, from the ratings before it."""
+    model = PlackettLuce()
+    teams = [[model.rating(mu=mu, sigma=sigma)] for mu, sigma in before]
+    rated = model.rate(teams, ranks=[float(r) for r in ratings.ranks(state)])
+    return [(team[0].mu, team[0].sigma) for team in rated]
+
+
+def rating(player_id: str) -> tuple[float, float, int]:
+    found = store().players.get(player_id)
+    assert found is not None
+    return found.mu, found.sigma, found.games
+
+
+def test_a_game_rated_between_another_games_read_and_write_is_not_lost(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game_a, game_b = finished_game(1), finished_game(2)
+    with app.app_context():
+        ann, _ = store().players.create("ann")
+        bo, _ = store().players.create("bo")
+        cy, _ = store().players.create("cy")
+        start = (ann.mu, ann.sigma)
+        # Another process rates game B (ann and cy) after this one read the ratings of game A
+        # (ann and bo) and before it writes them: the interleaving of two games ending together.
+        real = ratings.new_ratings
+        interleaved: list[Any] = []
+
+        def rate_b_meanwhile(players: Any, state: rules.GameState) -> Any:
+            out = real(players, state)
+            if state is game_a and not interleaved:
+                interleaved.append(ratings.rate_game("gameB0001", game_b, rated_table(ann, cy)))
+            return out
+
+        monkeypatch.setattr(ratings, "new_ratings", rate_b_meanwhile)
+        assert ratings.rate_game("gameA0001", game_a, rated_table(ann, bo)) == 2
+        assert interleaved == [2]
+        # ann's part of A builds on her rating after B; bo's, written in the first pass, on
+        # the ratings as they were read (both players new then).
+        ann_after_b, cy_after_b = openskill_after([start, start], game_b)
+        ann_after_a = openskill_after([ann_after_b, start], game_a)[0]
+        bo_after_a = openskill_after([start, start], game_a)[1]
+        for player_id, (mu, sigma) in (
+            (ann.player_id, ann_after_a),
+            (bo.player_id, bo_after_a),
+            (cy.player_id, cy_after_b),
+        ):
+            got_mu, got_sigma, _ = rating(player_id)
+            assert got_mu == pytest.approx(mu, abs=1e-9), player_id
+            assert got_sigma == pytest.approx(sigma, abs=1e-9), player_id
+        assert [rating(p.player_id)[2] for p in (ann, bo, cy)] == [2, 1, 1]
+        # Read again (as a game's next read does): nothing counts twice.
+        assert ratings.rate_game("gameA0001", game_a, rated_table(ann, bo)) == 0
+        assert rating(ann.player_id)[2] == 2
