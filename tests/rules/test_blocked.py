@@ -333,3 +333,35 @@ def test_s8_blocked_exactly_when_no_seat_can_play_in_the_laps_to_come(
             checked += 1
             blocked = any(e["type"] == "round_over" and e["reason"] == "blocked" for e in events)
             assert blocked == (not _simulate(_after_mark(before, seat))), (before, seat)
+
+
+# Double-6, two players. Seat 0 holds [2,2], which fits its own train (ending on 2), and [0,0],
+# which fits nothing; every other 2 is placed, so nobody can follow or satisfy the double.
+FOLLOW_NOBODY_CAN: dict[str, Any] = {
+    "players": 2,
+    "hands": [[[2, 2], [0, 0]], []],
+    "trains": {
+        "0": [[6, 2]],
+        "1": [[6, 0], [0, 2], [2, 1], [1, 3], [3, 2], [2, 4], [4, 5], [5, 2]],
+    },
+    "rest_to": 1,
+}
+
+
+@pytest.mark.parametrize("follow", ["any", "satisfy"])
+@pytest.mark.parametrize("boneyard", [[], [[1, 1]]])
+def test_s8_a_double_nobody_can_follow_blocks_at_the_mark_that_ends_its_turn(
+    follow: str, boneyard: list[list[int]]
+) -> None:
+    # Rules 7 and 8: the double's own draw (here the boneyard's last tile, or none) fails, the
+    # player marks with the boneyard empty, and the open double binds every later turn.
+    options = {"set": 6, "double_follow": follow}
+    state = load(**FOLLOW_NOBODY_CAN, options=options, boneyard=boneyard)
+    apply(state, 0, play([2, 2], "0"))
+    assert state.open_doubles == [0] and state.turn == 0
+    if boneyard:
+        assert legal_moves(state, 0) == [Move("draw")]
+        apply(state, 0, Move("draw"))
+    assert legal_moves(state, 0) == [MARK]
+    over = apply(state, 0, MARK)[-1]
+    assert (over["type"], over["reason"], over["out"]) == ("round_over", "blocked", [])

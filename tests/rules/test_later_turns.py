@@ -104,6 +104,10 @@ def test_s6_drawing_the_last_boneyard_tile() -> None:
     assert state.status == "in_round"
     # the next player cannot draw from the empty boneyard
     assert legal_moves(state, 1) == [Move("mark")]
+    before = dumps(state)
+    with pytest.raises(IllegalMove, match="boneyard is empty"):
+        apply(state, 1, Move("draw"))
+    assert dumps(state) == before
 
 
 def test_s6_marker_removed_by_own_play_only() -> None:
@@ -118,6 +122,32 @@ def test_s6_marker_removed_by_own_play_only() -> None:
     events = apply(state, 0, play([4, 5], "0"))
     assert events[1] == {"type": "marker_removed", "seat": 0}
     assert not state.marked[0]
+
+
+def test_s6_marker_removed_when_a_double_is_followed_on_the_own_train() -> None:
+    # A marked seat plays a double on the Mexican train and follows it on its own train: that
+    # play, too, removes the marker; the Mexican double stays open for the next player.
+    hands = [[[4, 4], [4, 5], [1, 2]], [[1, 1]], [[0, 0]]]
+    trains = {**TRAINS, "mexican": [[9, 6], [6, 4]]}
+    state = load(hands=hands, trains=trains, marked=[True, False, False])
+    apply(state, 0, play([4, 4], "mexican"))
+    assert state.marked[0] and state.turn == 0
+    events = apply(state, 0, play([4, 5], "0"))
+    assert {"type": "marker_removed", "seat": 0} in events
+    assert not state.marked[0] and state.open_doubles == [3] and state.turn == 1
+
+
+def test_s6_marker_removed_when_an_open_double_on_the_own_train_is_satisfied() -> None:
+    hands = [[[1, 2]], [[3, 5], [0, 1]], [[0, 0]]]
+    trains = {**TRAINS, "1": [[9, 3], [3, 3]]}
+    state = load(
+        hands=hands, trains=trains, turn=1, marked=[False, True, False], open_doubles=["1"]
+    )
+    assert plays(state) == {((3, 5), "1")}
+    events = apply(state, 1, play([3, 5], "1"))
+    types = [e["type"] for e in events]
+    assert types == ["tile_played", "marker_removed", "double_satisfied", "turn_passed"]
+    assert state.marked == [False, False, False] and state.open_doubles == []
 
 
 def test_s6_one_non_double_tile_ends_the_turn() -> None:
