@@ -146,12 +146,26 @@ class Players:
         done = int(cast("int", self._rate(keys=keys_, args=args)))
         if done != 1:
             return Recorded.ALREADY if done == 0 else Recorded.STALE
-        games = int(self.client.hget(keys.player_key(player), "g") or 0)
-        kind = self.client.hget(keys.player_key(player), "k")
-        if games >= LEADERBOARD_GAMES and isinstance(kind, bytes):
-            board = keys.leaderboard_key(kind.decode())
-            self.client.zadd(board, {player: result.mu - 3 * result.sigma})
+        self._place(player)
         return Recorded.COUNTED
+
+    def _place(self, player_id: str) -> None:
+        """Put the player on its kind's leaderboard with the rating its record holds. The board
+        lives in another slot, so another game may count between the read and the write: the
+        read is made again until the games count holds still, and the board ends with the
+        newest rating whichever rater writes last."""
+        key = keys.player_key(player_id)
+        while True:
+            fields = cast("list[bytes | None]", self.client.hmget(key, ["mu", "sigma", "g", "k"]))
+            mu, sigma, games, kind = fields
+            if mu is None or sigma is None or kind is None:
+                return
+            if int(games or 0) < LEADERBOARD_GAMES:
+                return
+            board = keys.leaderboard_key(kind.decode())
+            self.client.zadd(board, {player_id: float(mu) - 3 * float(sigma)})
+            if self.client.hget(key, "g") == games:
+                return
 
     def leaderboard(self, kind: PlayerKind, limit: int) -> list[Player]:
         ids = cast(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import redis
 
@@ -87,6 +89,32 @@ def test_a_result_computed_from_a_rating_another_game_changed_is_refused(
     assert players.record("game0002", redone) is Recorded.COUNTED
     final = players.get(person.player_id)
     assert final is not None and (final.mu, final.games, final.wins) == (26.0, 2, 1)
+
+
+def test_the_leaderboard_shows_the_rating_of_the_last_game_counted(
+    players: Players, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two games of one player counted back to back by two raters: the first rater's leaderboard
+    write may come after the second's, and must not put the older rating back."""
+    person, _ = players.create("Ada")
+    for n in range(LEADERBOARD_GAMES - 1):
+        players.record(f"game{n:04}", Result(person.player_id, 25.0, 5.0, True, n))
+    real = players._rate
+    newest = Result(person.player_id, 40.0, 1.0, True, LEADERBOARD_GAMES)
+
+    def another_rater_right_after(*args: Any, **kwargs: Any) -> Any:
+        done = real(*args, **kwargs)
+        if kwargs["args"][0] == "first001":  # between this game's script and its board write
+            assert players.record("second01", newest) is Recorded.COUNTED
+        return done
+
+    monkeypatch.setattr(players, "_rate", another_rater_right_after)
+    first = Result(person.player_id, 10.0, 5.0, False, LEADERBOARD_GAMES - 1)
+    assert players.record("first001", first) is Recorded.COUNTED
+    after = players.get(person.player_id)
+    assert after is not None and (after.mu, after.sigma) == (40.0, 1.0)
+    board = keys.leaderboard_key(PlayerKind.PERSON.value)
+    assert redis_client.zscore(board, person.player_id) == pytest.approx(after.display)
 
 
 def test_leaderboards_take_players_from_five_games_by_display(players: Players) -> None:
