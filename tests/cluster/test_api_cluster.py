@@ -2,7 +2,8 @@
 
 - the API's own tests for tokens, versions/If-Match/idempotency/expiry/positions, the lobby's
   per-filter sets (one slot, every script's keys in it) and the 20-way race through two
-  gunicorn instances, re-run unchanged with this folder's cluster fixtures;
+  gunicorn instances, and two rated games of one player rated at once, re-run unchanged with
+  this folder's cluster fixtures;
 - bot games through two gunicorn instances that were each given a different node, checked
   against the same games played in-process (same seed, same moves, same scores).
 """
@@ -26,6 +27,9 @@ from tests.api.test_lobby_index import (  # noqa: F401
     test_tables_listed_without_their_kind_are_sorted_into_its_sets_by_the_next_listing,
 )
 from tests.api.test_rate_limits import *  # noqa: F403
+from tests.api.test_rating_races import (  # noqa: F401
+    test_a_game_rated_between_another_games_read_and_write_is_not_lost,
+)
 from tests.api.test_versions import *  # noqa: F403
 
 # Rate limiting on (far above what the tests send) so its counters are on the cluster too.
