@@ -3,6 +3,8 @@ second rater to write builds on the first one's result instead of writing over i
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -86,3 +88,30 @@ def test_a_game_rated_between_another_games_read_and_write_is_not_lost(
         # Read again (as a game's next read does): nothing counts twice.
         assert ratings.rate_game("gameA0001", game_a, rated_table(ann, bo)) == 0
         assert rating(ann.player_id)[2] == 2
+
+
+def test_many_rated_games_of_one_player_rated_at_once_all_count(app: Flask) -> None:
+    """Eight raters at once on real Redis, each of a game ann won against a new player: however
+    they interleave, ann's rating is eight such wins in a row."""
+    game = next(
+        s for s in (finished_game(seed) for seed in range(100)) if s.winners == [0]
+    )  # one game, seat 0 its only winner, rated eight times under eight game ids
+    with app.app_context():
+        ann, _ = store().players.create("ann")
+        rivals = [store().players.create(f"r{n}")[0] for n in range(8)]
+    barrier = threading.Barrier(len(rivals))
+
+    def rate(n: int) -> int:
+        with app.app_context():
+            barrier.wait()
+            return ratings.rate_game(f"game{n:04}", game, rated_table(ann, rivals[n]))
+
+    with ThreadPoolExecutor(len(rivals)) as pool:
+        assert list(pool.map(rate, range(len(rivals)))) == [2] * len(rivals)
+    expected = (ann.mu, ann.sigma)
+    for _ in rivals:
+        expected = openskill_after([expected, (ann.mu, ann.sigma)], game)[0]
+    with app.app_context():
+        mu, sigma, games = rating(ann.player_id)
+    assert games == len(rivals)
+    assert (mu, sigma) == pytest.approx(expected, abs=1e-9)

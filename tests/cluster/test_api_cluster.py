@@ -29,6 +29,7 @@ from tests.api.test_lobby_index import (  # noqa: F401
 from tests.api.test_rate_limits import *  # noqa: F403
 from tests.api.test_rating_races import (  # noqa: F401
     test_a_game_rated_between_another_games_read_and_write_is_not_lost,
+    test_many_rated_games_of_one_player_rated_at_once_all_count,
 )
 from tests.api.test_versions import *  # noqa: F403
 
