@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import orjson
 import redis
 from openskill.models import PlackettLuce
 
@@ -51,14 +52,21 @@ def seat_players(table: Table) -> list[str | None]:
     return out
 
 
-def new_ratings(players: Sequence[Player], state: rules.GameState) -> list[Result]:
-    teams = [[MODEL.rating(mu=p.mu, sigma=p.sigma, name=p.player_id)] for p in players]
-    rated = MODEL.rate(teams, ranks=[float(rank) for rank in ranks(state)])
+def new_ratings(
+    players: Sequence[Player], state: rules.GameState, basis: Sequence[tuple[float, float]]
+) -> list[Result]:
+    """Each seat's new rating: the game rated from ``basis`` (every seat's rating as the game's
+    first rater read it) with the seat's own rating as it stands in ``players`` (the same,
+    unless another game of that player counted since)."""
+    order = [float(rank) for rank in ranks(state)]
     winners = set(state.winners or [])
-    return [
-        Result(p.player_id, team[0].mu, team[0].sigma, seat in winners, p.games)
-        for seat, (p, team) in enumerate(zip(players, rated, strict=True))
-    ]
+    out = []
+    for seat, player in enumerate(players):
+        teams = [[MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in basis]
+        teams[seat] = [MODEL.rating(mu=player.mu, sigma=player.sigma)]
+        rated = MODEL.rate(teams, ranks=order)[seat][0]
+        out.append(Result(player.player_id, rated.mu, rated.sigma, seat in winners, player.games))
+    return out
 
 
 def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
@@ -75,20 +83,24 @@ def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
 
 
 def _rate(game_id: str, state: rules.GameState, table: Table) -> int:
-    """Rate the game from the players' ratings as read, each player's part written only on top
-    of the rating it is computed from. A player whose rating another game changed in between
-    (two games of theirs ending together) is read again and computed again; the others keep
-    the ratings they were read with, so every game is rated from its players' ratings ahead of
-    it and no game's part is written over."""
+    """Rate the game from its basis (the players' ratings as its first rater read them), each
+    player's part written only on top of the rating it is computed from. A player whose rating
+    another game changed in between (two games of theirs ending together) is read again and
+    computed again against the same basis, so no game's part is written over, and a rater
+    after a crash rates the players left as the first would have."""
     ids = seat_players(table)
     players = [store().players.get(p) if p else None for p in ids]
     known = [p for p in players if p is not None]
     if len(known) != len(players):
         return 0  # a seat without a player: the game could not have been dealt
+    read = orjson.dumps([[p.mu, p.sigma] for p in known])
+    basis = [
+        (float(mu), float(sigma)) for mu, sigma in orjson.loads(store().rating_basis(game_id, read))
+    ]
     counted = 0
     for _ in range(RATE_TRIES):
         stale = []
-        for seat, result in enumerate(new_ratings(known, state)):
+        for seat, result in enumerate(new_ratings(known, state, basis)):
             done = store().players.record(game_id, result)
             counted += done is Recorded.COUNTED
             if done is Recorded.STALE:

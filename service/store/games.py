@@ -3,7 +3,8 @@
 Layout (all keys of a game share the hash tag ``{<game id>}``, see :mod:`.keys`):
 
 - ``mt:{<id>}`` hash: ``v`` version, ``s`` engine ``dumps`` bytes, ``h`` host token digest,
-  ``m`` the table token's digest, ``t`` the seat token digests concatenated (32 bytes each).
+  ``m`` the table token's digest, ``t`` the seat token digests concatenated (32 bytes each);
+  a finished rated game's ``rp`` (ratings still to do) and ``rb`` (the ratings it is rated from).
   TTL: ``undealt_ttl`` while the game was never dealt (so anonymous creations that never play
   cost little), ``game_ttl`` from the first deal on, renewed by every applied action.
 - ``mt:{<id>}:log`` list: the log records (:mod:`service.rules.log`), entry ``N`` at index
@@ -279,6 +280,7 @@ class GameStore:
         self._count = client.register_script(scripts.COUNT_REQUEST)
         self._claim_rematch = client.register_script(scripts.CLAIM_REMATCH)
         self._close_rematch_claims = client.register_script(scripts.CLOSE_REMATCH_CLAIMS)
+        self._keep_rating_basis = client.register_script(scripts.KEEP_RATING_BASIS)
         self.work = WorkQueue(client)
         self.tickets = Tickets(client)
         self.stream_slots = AddressSlots(client, SlotKind.STREAMS)
@@ -550,6 +552,14 @@ class GameStore:
         is gone, and with it who claimed."""
         fields = self._close_rematch_claims(keys=[keys.game_key(game_id)])
         return _claims(fields) if fields else None  # a game's hash always has fields
+
+    def rating_basis(self, game_id: str, read: bytes) -> bytes:
+        """The ratings a finished rated game is rated from: the first rater's ``read``, kept in
+        the game's hash, so that a rater after a crash, or one at the same time, rates the
+        players left against the same ratings and not against ones this game already moved.
+        A game gone keeps nothing: ``read`` itself."""
+        kept = self._keep_rating_basis(keys=[keys.game_key(game_id)], args=[read])
+        return kept if isinstance(kept, bytes) else read
 
     def ratings_done(self, game_id: str) -> None:
         """Every player of the finished rated game is rated: clear its mark."""

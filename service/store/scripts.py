@@ -169,6 +169,15 @@ redis.call('HSET', KEYS[1], 'rx', 1)
 return redis.call('HKEYS', KEYS[1])
 """
 
+# KEYS[1] = game hash  ARGV[1] = the ratings a rater read for the game's seats (JSON)
+# Keeps the first rater's ratings as the game's basis (field "rb") and returns the basis kept;
+# nothing for a game gone (no key is made).
+KEEP_RATING_BASIS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], 'rb', ARGV[1])
+return redis.call('HGET', KEYS[1], 'rb')
+"""
+
 # KEYS[1] = a request counter  ARGV[1] = window seconds  ARGV[2] = the request's cost (1 unless
 # it does the work of several, as samples do)
 # Returns {requests counted in the current window, seconds until it ends}. One atomic step, so a

@@ -8,14 +8,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 from openskill.models import PlackettLuce
 
+from devstack.redis_server import RedisServer
 from service import rules
 from service.api import ratings
+from service.api.app import create_app
 from service.api.store_access import store
 from service.seating import Listing, Seat, SeatKind, Table
+from service.store import NO_TOKEN, keys
 from service.store.players import Player
+from tests.redis_clients import keys_not_starting, user_without
 from tests.rules.helpers import play_random_game
 
 
@@ -62,8 +67,8 @@ def test_a_game_rated_between_another_games_read_and_write_is_not_lost(
         real = ratings.new_ratings
         interleaved: list[Any] = []
 
-        def rate_b_meanwhile(players: Any, state: rules.GameState) -> Any:
-            out = real(players, state)
+        def rate_b_meanwhile(players: Any, state: rules.GameState, *basis: Any) -> Any:
+            out = real(players, state, *basis)
             if state is game_a and not interleaved:
                 interleaved.append(ratings.rate_game("gameB0001", game_b, rated_table(ann, cy)))
             return out
@@ -115,3 +120,28 @@ def test_many_rated_games_of_one_player_rated_at_once_all_count(app: Flask) -> N
         mu, sigma, games = rating(ann.player_id)
     assert games == len(rivals)
     assert (mu, sigma) == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_rater_after_a_crash_rates_the_players_left_from_the_first_raters_read() -> None:
+    """The first rater counts ann, then Redis refuses bo's part (as when the process dies in
+    between): the game's next rater rates bo against ann's rating ahead of the game, not
+    against the one this very game gave her."""
+    game = finished_game(1)
+    with RedisServer() as server:
+        admin = redis.Redis.from_url(server.url)
+        app = create_app({"REDIS_URL": user_without(server, admin), "REDIS_CLUSTER": False})
+        with app.app_context():
+            ann, _ = store().players.create("ann")
+            bo, _ = store().players.create("bo")
+            gid = store().create(rules.dumps(game), "host", [NO_TOKEN] * 2, [], table=b"{}")
+            start = (ann.mu, ann.sigma)
+            no_bo = keys_not_starting(keys.player_key(bo.player_id))
+            user_without(server, admin, keys=["%R~*", *(f"%RW~{k}" for k in no_bo)])
+            assert ratings.rate_game(gid, game, rated_table(ann, bo)) == 0
+            assert [rating(p.player_id)[2] for p in (ann, bo)] == [1, 0]
+            user_without(server, admin)
+            assert ratings.rate_game(gid, game, rated_table(ann, bo)) == 1
+            expected = openskill_after([start, start], game)
+            for player, (mu, sigma) in zip((ann, bo), expected, strict=True):
+                got_mu, got_sigma, games = rating(player.player_id)
+                assert (got_mu, got_sigma, games) == pytest.approx((mu, sigma, 1), abs=1e-9)

@@ -76,7 +76,7 @@ def test_a_games_new_ratings_are_weng_lin_algorithm_4(seats: int) -> None:
     others = sorted({t for s, t in enumerate(totals) if s not in winners})
     expected_rank = [1 if s in winners else 2 + others.index(totals[s]) for s in range(seats)]
     assert ranks(state) == expected_rank
-    results = new_ratings(players, state)
+    results = new_ratings(players, state, before)
     for result, player, (mu, sigma) in zip(
         results, players, weng_lin_plackett_luce(before, expected_rank), strict=True
     ):
