@@ -109,6 +109,8 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
 #: seek that made its table (a join, a claim or a seek at a table that was there already
 #: answers 201 for a seat, and names none).
 CREATES, SEEKS = "games.Games", "lobby.Seek"
+#: The endpoint whose 201 names the player it made.
+NEW_PLAYER = "players.Players"
 
 
 def _made_a_game(body: dict[str, Any]) -> bool:
@@ -119,14 +121,24 @@ def _made_a_game(body: dict[str, Any]) -> bool:
     return request.endpoint == CREATES or (request.endpoint == SEEKS and "table_token" in body)
 
 
+def _made(body: dict[str, Any]) -> str | None:
+    """Where the kept 201 named what it made, as its first answer did."""
+    if _made_a_game(body):
+        return url_for("games.Game", game_id=body["game_id"])
+    if request.endpoint == NEW_PLAYER and "player_id" in body:
+        return url_for("players.OnePlayer", player_id=body["player_id"])
+    return None
+
+
 def handle_replay(replay: IdempotentReplay) -> Response:
     """The first response to an Idempotency-Key, byte for byte, marked as a replay."""
     kept = replay.kept
     body = orjson.loads(kept.body)
     version = body.get("version")
     headers = {REPLAYED_HEADER: "true"}
-    if kept.status == 201 and _made_a_game(body):
-        headers["Location"] = url_for("games.Game", game_id=body["game_id"])
+    where = _made(body) if kept.status == 201 else None
+    if where is not None:
+        headers["Location"] = where
     return json_response(
         kept.body,
         kept.status,

@@ -4,6 +4,7 @@ ended the game is sent again; leaderboards list people and bots apart."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -268,3 +269,16 @@ def test_nobody_at_a_rated_table_sees_a_hidden_tile_through_its_host_token(serve
     assert len(drawn_tiles(server, gid, host)) >= 2  # once it is over, the host sees them all
     after = send("GET", f"{server}/api/v1/games/{gid}/position", headers=auth(host))
     assert after.status_code == 200 and any(after.json()["hands"])
+
+
+def test_a_new_player_is_named_by_the_location_of_its_record(server: str) -> None:
+    """201 Created names what it made: a client follows Location to the player's record,
+    also from a replay of the same Idempotency-Key."""
+    key = {"Idempotency-Key": f'"{uuid.uuid4()}"'}
+    made = [send("POST", f"{server}/api/v1/players", json={"name": "ann"}, headers=key)]
+    made.append(send("POST", f"{server}/api/v1/players", json={"name": "ann"}, headers=key))
+    player_id = made[0].json()["player_id"]
+    for r in made:
+        assert (r.status_code, r.headers.get("Location")) == (201, f"/api/v1/players/{player_id}")
+    record = requests.get(server + made[1].headers["Location"], timeout=10)
+    assert (record.status_code, record.json()["name"]) == (200, "ann")

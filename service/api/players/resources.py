@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response
+from flask import Response, url_for
 from flask.views import MethodView
 
 from ..caching import CachePolicy, cache_policy
@@ -48,7 +48,7 @@ KINDS = {Board.PEOPLE: PlayerKind.PERSON, Board.BOTS: PlayerKind.BOT}
 class Players(MethodView):
     @doc(parameters=["IdempotencyKey"])
     @blp.arguments(NewPlayerSchema(), example={"name": "ann"})
-    @responds(201, CreatedPlayerSchema)
+    @responds(201, CreatedPlayerSchema, headers={"Location": {"schema": {"type": "string"}}})
     @problems(400, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
     def post(self, body: dict[str, Any]) -> Response:
@@ -60,7 +60,8 @@ class Players(MethodView):
         check_create(key)
         player, token = create_player(body["name"])
         created = {"player_id": player.player_id, "player_token": token, "name": player.name}
-        response = json_response(created, 201)
+        where = url_for("players.OnePlayer", player_id=player.player_id)
+        response = json_response(created, 201, headers={"Location": where})
         # A concurrent request with the same key kept its player first: that one is the answer.
         keep_answer(key, response)
         return response
