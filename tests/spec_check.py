@@ -37,6 +37,7 @@ CHECKED_HEADERS = (
     "Location",
     "WWW-Authenticate",
     "Deprecation",
+    "Link",
 )
 #: Where the document says what one message of a stream holds (OpenAPI 3.2's ``itemSchema``).
 ITEM_SCHEMA = "x-itemSchema"

@@ -49,6 +49,7 @@ CORS_EXPOSED_HEADERS = ", ".join(
     (
         ETAG,
         "Location",
+        "Link",
         "Retry-After",
         POLICY_HEADER,
         STATE_HEADER,

@@ -164,6 +164,7 @@ def test_browser_front_ends_on_other_origins(client: FlaskClient) -> None:
         "ratelimit-policy",
         "ratelimit",
         "idempotent-replayed",
+        "link",
     ):
         assert name in exposed
     r = client.get("/api/v1/games/abcdefgh1234", headers=origin)  # problems too

@@ -71,3 +71,27 @@ def test_responses_fit_the_committed_spec(client: FlaskClient) -> None:
         )
         check(base + paths[move["action"]], "post", r)
     assert states == {"waiting_deal", "in_round", "round_over", "game_over"}
+
+
+def test_an_events_page_that_leaves_entries_links_to_the_next(client: FlaskClient) -> None:
+    """A page cut at ``limit`` says where the rest is (RFC 8288 ``Link: rel="next"``), as paged
+    APIs do; following the links from ``after=0`` reads every entry once, the last page has
+    no link."""
+    game = new_game(client, players=["ann", "bo"], seed=8)
+    assert game.deal().status_code == 200
+    for _ in range(3):
+        seat = game.view()["turn"]
+        assert game.move(seat, game.legal(seat)[0]).status_code == 200
+    version, seen = game.version(), []
+    url: str | None = game.url + "/events?after=0&limit=2"
+    while url is not None:
+        r = client.get(url)
+        check("/api/v1/games/{game_id}/events", "get", r)
+        seen += [entry["version"] for entry in r.json["entries"]]  # type: ignore[index]
+        link = r.headers.get("Link")
+        assert (link is not None) == r.json["more"]  # type: ignore[index]
+        url = link.split(">", 1)[0].removeprefix("<") if link else None
+        assert link is None or link.endswith('>; rel="next"')
+    assert seen == list(range(1, version + 1))
+    declared = SPEC["paths"]["/api/v1/games/{game_id}/events"]["get"]["responses"]["200"]
+    assert "Link" in declared["headers"]  # a generated client reads only declared headers

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from flask import Response, request
+from flask import Response, request, url_for
 from flask.views import MethodView
 
 from service.frameworks.gunicorn_body import body_writer
@@ -160,6 +160,14 @@ DEPRECATION_DOC = {
 }
 
 
+#: RFC 8288's link to the rest of a JSON page cut at ``limit``.
+NEXT_PAGE_DOC = {
+    "description": "JSON, when `more` is true: the next page, "
+    '`<.../events?after=<last>&limit=<limit>>; rel="next"`',
+    "schema": {"type": "string"},
+}
+
+
 @blp.route("/events")
 class Events(MethodView):
     @doc(
@@ -168,7 +176,7 @@ class Events(MethodView):
             "200": {
                 "description": STREAM_DESCRIPTION,
                 "content": STREAM_CONTENT,
-                "headers": {"Deprecation": DEPRECATION_DOC},
+                "headers": {"Deprecation": DEPRECATION_DOC, "Link": NEXT_PAGE_DOC},
             }
         },
     )
@@ -243,7 +251,16 @@ def page(g: Loaded, after: int, wait: float, limit: int) -> Response:
         entries = [orjson.Fragment(raw) for raw in reader.entries(feed, shown[:limit])]
         version = max(feed.known, len(feed.entries))
     body = {"game_id": g.record.game_id, "version": version, "entries": entries, "more": more}
-    return json_response(body)
+    headers = {"Link": next_page(g.record.game_id, shown[limit - 1].version, limit)} if more else {}
+    return json_response(body, headers=headers)
+
+
+def next_page(game_id: str, last: int, limit: int) -> str:
+    """RFC 8288's link to the page after the one cut at ``last``: a paging client follows it
+    without knowing this API's cursor. It carries no ``access_token``: a ticket is spent, and
+    a credential never goes in a URL the service hands out."""
+    url = url_for("events.Events", game_id=game_id, after=last, limit=limit)
+    return f'<{url}>; rel="next"'
 
 
 def settled(feed: Feed) -> None:
