@@ -111,14 +111,18 @@ def request_idempotency_key(min_length: int = 1) -> str | None:
 CREATES, SEEKS = "games.Games", "lobby.Seek"
 #: The endpoint whose 201 names the player it made.
 NEW_PLAYER = "players.Players"
+#: The endpoint whose every 201 (a place claimed in the next game) names that game.
+REMATCH = "games.Rematch"
 
 
 def _made_a_game(body: dict[str, Any]) -> bool:
-    """Whether the kept 201 made a game (only the seek that made its table is given the
-    table token)."""
+    """Whether the kept 201 names a game: one it made, or the next game a rematch claim took
+    a place in (only the seek that made its table is given the table token)."""
     if "game_id" not in body:
         return False
-    return request.endpoint == CREATES or (request.endpoint == SEEKS and "table_token" in body)
+    if request.endpoint in (CREATES, REMATCH):
+        return True
+    return request.endpoint == SEEKS and "table_token" in body
 
 
 def _made(body: dict[str, Any]) -> str | None:

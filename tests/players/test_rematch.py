@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -365,3 +366,21 @@ def status(base: str, gid: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
     return body
+
+
+def test_each_created_place_names_the_next_game_in_location(server: str) -> None:
+    """A 201 names the resource it made (RFC 9110): each seat's and the table's first claim
+    point at the next game, a replay of the same Idempotency-Key too; a later call (200) made
+    nothing and names nothing."""
+    game = finished(server, auto_deal=False)
+    gid, ann, bo = game["game_id"], game["seats"][0]["token"], game["seats"][1]["token"]
+    url = f"{server}/api/v1/games/{gid}/rematch"
+    keyed = {**auth(ann), "Idempotency-Key": f'"{uuid.uuid4()}"'}
+    first, replayed = send("POST", url, headers=keyed), send("POST", url, headers=keyed)
+    where = f"/api/v1/games/{first.json()['game_id']}"
+    claims = [first, replayed, ask(server, gid, bo), ask(server, gid, game["table_token"])]
+    assert [(r.status_code, r.headers.get("Location")) for r in claims] == [(201, where)] * 4
+    again = ask(server, gid, ann)
+    assert (again.status_code, again.headers.get("Location")) == (200, None)
+    view = requests.get(server + where, headers=auth(ann), timeout=10)
+    assert view.status_code == 200 and "hand" in view.json()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from flask import Response
+from flask import Response, url_for
 
 from service import rules
 from service.rules import RoleKind
@@ -85,7 +85,10 @@ def claim_place(g: Loaded) -> Response:
         body["table_token"] = g.token
     else:
         body.update(seat=g.seat, token=g.token)
-    return json_response(body, 201 if first else 200)
+    if not first:
+        return json_response(body, 200)
+    # The caller's place in the next game was made now: a 201 names that game (RFC 9110).
+    return json_response(body, 201, headers={"Location": url_for("games.Game", game_id=made)})
 
 
 def _seen(made: str, seat: int) -> None:

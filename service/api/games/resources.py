@@ -111,7 +111,12 @@ def decide_deal(g: Loaded) -> Decision:
 class Rematch(MethodView):
     @doc(security=SEAT_OR_HOST, parameters=["IfMatch", "IdempotencyKey"])
     @blp.arguments(EmptySchema(), required=False)
-    @responds(201, rematch_answer())
+    @responds(
+        201,
+        rematch_answer(),
+        description="the caller's place in the next game, named by Location",
+        headers={"Location": {"schema": {"type": "string"}}},
+    )
     @responds(200, rematch_answer(), description="this seat (or the table) asked already")
     @problems(400, 401, 403, 404, 409, 412, 413, 415, 422, 429)
     @cache_policy(CachePolicy.PRIVATE)
