@@ -18,6 +18,7 @@ import requests
 
 from devstack.redis_server import RedisServer
 from service.store.keys import presence_key
+from tests.eventually import eventually
 from tests.live.helpers import auth, send
 
 SSE, NDJSON = "text/event-stream", "application/x-ndjson"
@@ -36,11 +37,9 @@ def present(base: str, gid: str) -> list[bool]:
 
 
 def present_soon(base: str, gid: str, expected: list[bool]) -> None:
-    """Views read presence at most each second per process: within two, it shows."""
-    deadline = time.monotonic() + 2.5
-    while (found := present(base, gid)) != expected and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert found == expected
+    """Views read presence at most each second per process: it shows once they read it again
+    (the wait is generous, to outlast a loaded machine, and asserts no speed)."""
+    eventually(lambda: present(base, gid) == expected, 20, f"presence never showed {expected}")
 
 
 class Watcher:
@@ -131,9 +130,10 @@ def request_comes_and_goes(server: str, game: dict[str, Any], watcher: Watcher) 
     seen = requests.get(f"{server}/api/v1/games/{gid}", headers=auth(tokens[2]), timeout=10)
     assert [p["present"] for p in seen.json()["players"]] == [False, False, True]
     assert watcher.next() == {"type": "presence", "seat": 2, "present": True}
-    went = time.monotonic()
-    assert watcher.next() == {"type": "presence", "seat": 2, "present": False}
-    assert time.monotonic() - went < 4  # a 2 s window, read each second
+    # Nothing holds the seat past its request's window (2 s here): it is told gone, and the
+    # view agrees. The generous wait bounds a hang, and asserts no speed.
+    assert watcher.next(timeout=30) == {"type": "presence", "seat": 2, "present": False}
+    present_soon(server, gid, [False, False, False])
     # A public reader or the host is nobody's seat.
     requests.get(f"{server}/api/v1/games/{gid}", headers=auth(game["host_token"]), timeout=10)
     time.sleep(1.5)
