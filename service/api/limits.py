@@ -6,7 +6,8 @@ Two kinds, both fixed 60-second windows, both answered with ``429 rate_limited``
 - per token per game (``RATE_LIMIT_PER_MINUTE``): counted in the same round trip that loads the
   game (:meth:`GameStore.load`);
 - per client address (:class:`PerAddress`): the address is ``request.remote_addr``, which is the
-  real client behind ``TRUSTED_PROXIES`` proxies (ProxyFix). A view opts in with one line,
+  real client behind ``TRUSTED_PROXIES`` proxies (ProxyFix), as :func:`client_address` keys it
+  (an IPv6 client by its /64). A view opts in with one line,
   ``limit_address(PerAddress.CREATE)``; a new kind is one enum member plus its setting.
 
 Every limit is 0 (off) unless set; the deploy files set them.
@@ -19,6 +20,7 @@ adds ``Retry-After`` and a ``ratelimit`` member to its problem body.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import uuid
 from collections.abc import Callable
@@ -42,6 +44,25 @@ log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 POLICY_HEADER, STATE_HEADER = "RateLimit-Policy", "RateLimit"
+#: An IPv6 client is one /64: a single host is routinely given a whole /64 and may take any
+#: address in it, so a limit keyed by the full address would be a limit on nothing.
+IPV6_CLIENT_PREFIX = 64
+
+
+def client_address() -> str:
+    """What every per-address limit counts the request against: an IPv4 address as it is, an
+    IPv6 one as its /64, an IPv4-mapped IPv6 one as its IPv4 address (the same client through
+    a dual-stack socket)."""
+    address = request.remote_addr or "unknown"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # not an IP (a Unix socket's peer, a test's name): as it is
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
 
 
 @dataclass(frozen=True)
@@ -122,8 +143,7 @@ def limit_address(kind: PerAddress, cost: int = 1) -> None:
     limit = kind.limit(settings())
     if not limit:
         return
-    address = request.remote_addr or "unknown"
-    key = keys.address_rate_key(kind, address)
+    key = keys.address_rate_key(kind, client_address())
     count, reset = store().count_request(key, WINDOW_SECONDS, cost)
     quota = counted(kind.policy, limit, count, reset)
     if count > limit:
@@ -148,7 +168,7 @@ def take_address_slot(slots: AddressSlots, limit: AddressCap) -> Callable[[], No
     """Take one of the caller's address's ``limit.cap`` ``slots``, over every instance; 429
     when the address holds them all. Returns what gives the slot back; one never given
     back expires (see :class:`AddressCap`)."""
-    address, cap = request.remote_addr or "unknown", limit.cap
+    address, cap = client_address(), limit.cap
     if not cap:
         return lambda: None
     slot = uuid.uuid4().hex

@@ -177,3 +177,46 @@ def test_samples_count_against_their_address_whatever_the_token(
     assert "150 samples asked for a minute" in refused.json["detail"]
     assert "Retry-After" in refused.headers
     assert samples(second, there).status_code == 200
+
+
+def test_an_ipv6_client_is_counted_by_its_64(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    """A host given a /64 may take any address in it: every address of one /64 shares one
+    allowance, another /64 has its own, and an IPv4-mapped address is its IPv4 client."""
+    client = limited_app(redis_server).test_client()
+    rotated = [f"2001:db8:aa:bb::{n:x}" for n in range(1, 4)] + ["2001:db8:aa:bb:ffff::9"]
+    made = [client.post(CREATE, json=BODY, **from_address(a)).status_code for a in rotated]
+    assert made == [201, 201, 201, 429]
+    assert client.post(CREATE, json=BODY, **from_address("2001:db8:aa:bc::1")).status_code == 201
+    for _ in range(3):
+        assert client.post(CREATE, json=BODY, **from_address("198.51.100.40")).status_code == 201
+    mapped = client.post(CREATE, json=BODY, **from_address("::ffff:198.51.100.40"))
+    assert mapped.status_code == 429
+    assert redis_client.exists(K.address_rate_key("create", "2001:db8:aa:bb::/64"))
+
+
+def test_an_ipv6_client_holds_its_open_streams_by_its_64(redis_server: RedisServer) -> None:
+    """The open-streams cap (a cap on what is held at once, not a window) keys the same way."""
+    app = limited_app(redis_server, STREAMS_PER_ADDRESS=1)
+    client = app.test_client()
+    game = client.post(CREATE, json=BODY, **from_address("198.51.100.50")).json
+    assert game is not None
+    url = f"{CREATE}/{game['game_id']}/events"
+
+    def stream(address: str) -> TestResponse:
+        headers = {"X-Forwarded-For": address, "Accept": "text/event-stream"}
+        environ = {"REMOTE_ADDR": "127.0.0.1"}
+        return client.get(url, headers=headers, environ_base=environ, buffered=False)
+
+    held = stream("2001:db8:cc:dd::1")
+    try:
+        assert held.status_code == 200
+        refused = stream("2001:db8:cc:dd::2")
+        assert refused.status_code == 429
+        assert refused.json is not None and refused.json["ratelimit"]["policy"]["name"] == "streams"
+        other = stream("2001:db8:cc:de::1")
+        assert other.status_code == 200
+        other.close()
+    finally:
+        held.close()
