@@ -210,6 +210,13 @@ def action_of(record: Record) -> dict[str, Any]:
     return action
 
 
+def bot_seat_name(level: str, seat: int) -> str:
+    """The name of an open seat the server hands to a bot (a seek table's fill): a seat's
+    name is who sits there, and "open seat 2" would tell of nobody; it reads as the web table
+    names the bots it seats."""
+    return f"{level} {seat}"
+
+
 def seat_events(record: Record) -> list[Event]:
     """The events of a change the engine does not see: a join or a seat change."""
     assert record.seat is not None
@@ -310,9 +317,19 @@ class Replayer:
             return []  # the game is over; the entry names the next game (its action)
         if record.kind == Kind.TRANSFER:
             return []  # the game is as it was: only the seat's token changed
-        if record.kind == Kind.JOIN and record.seat is not None:
-            state.players[record.seat] = record.text
+        if record.seat is not None:
+            _name_seat(state.players, record.seat, record)
         return seat_events(record)
+
+
+def _name_seat(names: list[str], seat: int, record: Record) -> None:
+    """A join names the seat for the person who took it; the server's handing of an open seat
+    to a bot (``by`` auto, with a level) for its bot. A host's change keeps the name: a bot
+    taking over an absent person plays on under that person's name."""
+    if record.kind == Kind.JOIN:
+        names[seat] = record.text
+    elif record.kind == Kind.SEAT and record.by == By.AUTO and record.text:
+        names[seat] = bot_seat_name(record.text, seat)
 
 
 def chronicle(raw_log: Iterable[bytes]) -> Chronicle:

@@ -9,7 +9,7 @@ from service.bots.base import Bot
 from service.bots.registry import make_bot
 from service.rules import GameState, Status, apply, deal, legal_moves, seat_view
 from service.rules.events import Event
-from service.rules.log import By, Kind, Record, seat_events
+from service.rules.log import By, Kind, Record, bot_seat_name, seat_events
 
 from .table import Seat, SeatKind, Table
 
@@ -106,7 +106,7 @@ def _player(state: GameState, table: Table, now_ms: int) -> tuple[By, str] | Non
 
 def _next(state: GameState, table: Table, now_ms: int, version: int) -> Applied | None:
     if (seat := _fill_due(table, now_ms)) is not None:
-        return _fill(table, seat, now_ms)
+        return _fill(state, table, seat, now_ms)
     if _auto_deal_due(state, table):
         return Applied(Record(Kind.DEAL, By.AUTO, now_ms), deal(state))
     player = _player(state, table, now_ms)
@@ -119,10 +119,11 @@ def _next(state: GameState, table: Table, now_ms: int, version: int) -> Applied 
     return Applied(Record.of_move(move, seat, by, now_ms), events)
 
 
-def _fill(table: Table, seat: int, now_ms: int) -> Applied:
-    """Hand an open seat of a seek table to :data:`FILL_BOT`; once none is left, the table
-    waits for nobody any more."""
+def _fill(state: GameState, table: Table, seat: int, now_ms: int) -> Applied:
+    """Hand an open seat of a seek table to :data:`FILL_BOT`, named as the bot's (the log's
+    replay names it so too); once none is left, the table waits for nobody any more."""
     table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=table.bot_player(FILL_BOT))
+    state.players[seat] = bot_seat_name(FILL_BOT, seat)
     if table.full:
         table.listing = replace(table.listing, fill_at_ms=None)
     record = Record(Kind.SEAT, By.AUTO, now_ms, seat, text=FILL_BOT)

@@ -253,6 +253,7 @@ def test_a_rated_seat_taken_by_a_seek_answered_503_after_the_deal_goes_to_a_bot(
             (False, None),
             (False, "planner"),
         ]
+        assert table["players"][2]["name"] == "planner 2"  # named as a seek's fill names a bot
         again = requests.post(url, json=cy, timeout=30)
         assert again.status_code == 201, again.text
         assert again.json()["game_id"] != gid and again.json()["seat"] == 0

@@ -16,6 +16,7 @@ import requests
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
+from service.rules.log import Replayer
 from service.store import keys
 from tests.live.helpers import answered, auth, create, send
 from tests.players.conftest import ENV
@@ -281,6 +282,24 @@ def test_a_table_its_seek_filled_with_bots_at_once_takes_no_more_seekers(server:
     )
     assert later.status_code == 201, later.text
     assert later.json()["game_id"] != full["game_id"] and later.json()["seat"] == 0
+
+
+def test_a_seat_a_bot_filled_is_named_as_its_bot_in_the_view_and_the_replay(
+    server: str, redis_server: RedisServer
+) -> None:
+    """A seat is named for who sits there: a bot that took an open seat of a seek table is
+    named as the web table names the bots it seats, not "open seat N"; the game's stored log,
+    replayed (as the history and the streams replay it), names it the same."""
+    made = seek(server, "now", players=3, turn_seconds=4323, fill_with_bots_after=0)
+    gid = made["game_id"]
+    view = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()
+    assert [p["name"] for p in view["players"]] == ["now", "planner 1", "planner 2"]
+    assert [p["bot"] for p in view["players"]] == [None, "planner", "planner"]
+    replayer = Replayer()
+    for raw in redis.Redis.from_url(redis_server.url).lrange(keys.log_key(gid), 0, -1):
+        replayer.feed(raw)
+    assert replayer.state is not None
+    assert replayer.state.players == ["now", "planner 1", "planner 2"]
 
 
 @pytest.mark.parametrize(
