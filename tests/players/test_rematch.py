@@ -149,16 +149,14 @@ def test_a_long_poll_on_a_finished_game_waits_for_its_rematch(server: str) -> No
     url = f"{server}/api/v1/games/{gid}/events"
     asked = threading.Timer(1.0, lambda: ask(server, gid, ann))
     asked.start()
-    started = time.monotonic()
-    polled = requests.get(url, params={"after": over, "wait": 10}, timeout=20).json()
-    took = time.monotonic() - started
+    # Each poll may wait 60 s, twice the read timeout: one that is not answered before its
+    # wait runs out fails the test (a bound on a hang, not a speed).
+    polled = requests.get(url, params={"after": over, "wait": 60}, timeout=30).json()
     asked.join()
     assert [e["action"]["action"] for e in polled["entries"]] == ["rematch"], polled
-    assert 0.5 < took < 9
-    # Once the rematch came nothing more will: a poll after it answers at once.
-    started = time.monotonic()
-    again = requests.get(url, params={"after": over + 1, "wait": 10}, timeout=20).json()
-    assert again["entries"] == [] and time.monotonic() - started < 5
+    # Once the rematch came nothing more will: a poll after it is answered, empty, not held.
+    again = requests.get(url, params={"after": over + 1, "wait": 60}, timeout=30).json()
+    assert again["entries"] == []
 
 
 def test_claims_of_a_finished_game_gone_since_open_no_seat(
