@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -22,8 +21,9 @@ from service.store import keys
 from tests.eventually import eventually
 from tests.live.helpers import NDJSON, SSE, Game, auth, create, play_turn, sse_entries, view
 
-#: Far less than the long-poll's wait: the refusal must not wait for anything.
-ANSWERED_WITHIN_SECONDS = 3.0
+#: Half the long-poll's 30 s wait: a refusal held for the wait fails on this read timeout (a
+#: bound on a hang, generous for a loaded machine; the test asserts no speed).
+READ_TIMEOUT_SECONDS = 15.0
 
 
 def move(base: str, game: Game, rng: random.Random) -> None:
@@ -82,16 +82,14 @@ def test_a_reader_past_the_stored_log_is_refused_at_once_in_every_form(
         ]
         for token in (None, game.tokens[0]):
             for headers, params in asks:
-                started = time.monotonic()
                 with requests.get(
                     url,
                     headers=headers | auth(token),
                     params=params,
                     stream=True,
-                    timeout=(5, ANSWERED_WITHIN_SECONDS),
+                    timeout=(5, READ_TIMEOUT_SECONDS),
                 ) as response:
                     refused(response, stored)
-                assert time.monotonic() - started < ANSWERED_WITHIN_SECONDS
         # At the stored version the reader has all there is: a page, not a refusal.
         page = requests.get(url, params={"after": stored}, timeout=10)
         assert page.status_code == 200, page.text

@@ -83,15 +83,18 @@ def test_a_long_poll_with_nothing_new_answers_empty_when_its_wait_ends(live: str
     page = entries(live, game.id, game.tokens[0], after=version, wait=1.5)
     waited = time.monotonic() - started
     assert page == {"game_id": game.id, "version": version, "entries": [], "more": False}
-    assert 1.5 <= waited < 10
+    assert waited >= 1.5  # it waited its wait out (a slower machine only waits longer)
 
 
 def test_a_long_poll_behind_the_game_answers_at_once(live: str) -> None:
     game = dealt(live)
-    started = time.monotonic()
-    page = entries(live, game.id, None, after=0, wait=60)
-    assert time.monotonic() - started < 10
-    assert [e["version"] for e in page["entries"]] == [1, 2]
+    # A 60 s wait under a 30 s read timeout: a poll held to its wait fails (a bound on a hang,
+    # not a speed).
+    r = requests.get(
+        f"{live}/api/v1/games/{game.id}/events", params={"after": 0, "wait": 60}, timeout=30
+    )
+    assert r.status_code == 200, r.text
+    assert [e["version"] for e in r.json()["entries"]] == [1, 2]
 
 
 @pytest.mark.parametrize(
