@@ -209,9 +209,10 @@ def _game_id(req: Request, response: Response) -> str | None:
         value = args.get(key)
         if value is not None:
             return str(value)
-    # A create answers 201 with Location .../games/<id>: log the id it made.
+    # A create answers 201 with Location .../games/<id>: log the id it made (a new player's
+    # Location names no game).
     location = response.headers.get("Location")
-    if location and response.status_code == 201:
+    if location and response.status_code == 201 and "/games/" in location:
         return location.rstrip("/").rsplit("/", 1)[-1]
     return None
 

@@ -94,6 +94,17 @@ def test_game_id_logged_for_create_and_game_routes(instance: Gunicorn) -> None:
     ]
 
 
+def test_a_new_players_location_is_logged_as_no_game(instance: Gunicorn) -> None:
+    """A player's creation names the player in Location, not a game: its line has no
+    game_id."""
+    made = requests.post(instance.url + "/api/v1/players", json={"name": "ann"}, timeout=10)
+    assert made.status_code == 201 and made.headers["Location"]
+    player_id = made.json()["player_id"]
+    lines = [e for e in instance.request_log() if e["path"] == "/api/v1/players"]
+    assert lines and all(e["game_id"] is None for e in lines), lines
+    assert all(e["game_id"] != player_id for e in instance.request_log())
+
+
 def test_moves_and_cas_conflicts_counted(instance: Gunicorn) -> None:
     """12 identical plays race without If-Match: one applies; each loser that lost the
     compare-and-set (409 version_conflict, as opposed to the engine refusing on the new state)
