@@ -209,10 +209,17 @@ def on_starting(server):  # type: ignore[no-untyped-def]
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]
-    """A dead worker's live gauges must not be reported; its counters stay summed."""
+    """A dead worker's live gauges must not be reported; its counters stay summed, folded into
+    one archive so that the folder does not grow by a worker's files at every recycle."""
     from prometheus_client import multiprocess
 
-    multiprocess.mark_process_dead(worker.pid)
+    from service.frameworks.prometheus import archive_dead
+
+    try:
+        archive_dead(worker.pid, _metrics_dir)
+    except Exception:  # raised here, it would stop the master: its files stay summed instead
+        server.log.exception("metrics of worker %s not archived", worker.pid)
+        multiprocess.mark_process_dead(worker.pid, _metrics_dir)
 
 
 def on_exit(server):  # type: ignore[no-untyped-def]

@@ -29,14 +29,14 @@ from flask import Flask, Request, Response, g, has_request_context, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
-    CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
     generate_latest,
-    multiprocess,
 )
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from service.frameworks import prometheus as prometheus_files
 
 from .config import Settings
 from .store_access import store
@@ -163,9 +163,7 @@ def multiprocess_enabled() -> bool:
 def metrics_payload() -> bytes:
     """The exposition text: every worker's values summed in multiprocess mode, else this process."""
     if multiprocess_enabled():
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return bytes(generate_latest(registry))
+        return prometheus_files.collect(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     return bytes(generate_latest(REGISTRY))
 
 

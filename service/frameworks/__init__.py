@@ -11,6 +11,8 @@ store can use the Redis paths without importing the web frameworks):
   parser, documentation without wrapped views, the sorted spec).
 - :mod:`.gunicorn_body`: a stream's body written to gunicorn's socket from outside the body's
   iteration (a game's feed sends each new entry to its parked readers in one pass).
+- :mod:`.prometheus`: prometheus_client's multiprocess files, a dead worker's folded into an
+  archive so the folder stays bounded.
 
 Each bypass has a test in ``tests/frameworks/`` that compares it with the framework's own
 answer, so an upgrade that changes a framework's behaviour fails a test rather than a user.
