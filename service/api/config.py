@@ -10,9 +10,11 @@ gunicorn master, before any worker starts, so this module imports neither Flask 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from service.store import GameStore
@@ -191,9 +193,29 @@ def _coerce(name: str, raw: Any) -> Any:
         if level not in LOG_LEVELS:
             raise SettingError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {raw!r}")
         return level
-    if name == "REDIS_URL" and not str(raw).startswith(REDIS_SCHEMES):
-        raise SettingError(f"REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, not {raw!r}")
+    if name == "REDIS_URL":
+        check_redis_url(str(raw))
     return str(raw)
+
+
+#: A URL's password, as ``//user:password@`` (hidden in a refusal: it goes to the log).
+_URL_PASSWORD = re.compile(r"(//[^/@]*?:)[^/@]*@")
+
+
+def check_redis_url(url: str) -> None:
+    """Refuse what redis-py would refuse only in each worker as it boots (a port that is no
+    number), or take silently as database 0 (``/sessions``). The message hides the password."""
+    shown = _URL_PASSWORD.sub(r"\1***@", url)
+    if not url.startswith(REDIS_SCHEMES):
+        raise SettingError(f"REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, not {shown!r}")
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (parsed on access)
+    except ValueError as err:  # "Port out of range 0-65535", "Port could not be cast ..."
+        raise SettingError(f"REDIS_URL has a bad port ({err}): {shown!r}") from None
+    database = parts.path.strip("/")
+    if parts.scheme != "unix" and database and not database.isdigit():
+        raise SettingError(f"REDIS_URL's database must be a whole number, not {database!r}")
 
 
 def load_settings(config: Mapping[str, Any] | None = None) -> Settings:

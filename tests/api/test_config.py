@@ -12,7 +12,14 @@ import pytest
 
 from devstack.gunicorn import ROOT, Gunicorn
 from devstack.redis_server import RedisServer
-from service.api.config import DEFAULTS, SETTINGS_KEY, load_settings, parse_bool
+from service.api.config import (
+    DEFAULTS,
+    SETTINGS_KEY,
+    SettingError,
+    check_redis_url,
+    load_settings,
+    parse_bool,
+)
 
 
 @pytest.mark.parametrize("word", ["1", "true", "TRUE", " yes ", "on", True, 1])
@@ -28,6 +35,16 @@ def test_false_words(word: object) -> None:
 def test_an_unknown_word_is_refused_with_the_setting_named() -> None:
     with pytest.raises(ValueError, match="REQUEST_LOG must be true or false"):
         parse_bool("REQUEST_LOG", "maybe")
+
+
+@pytest.mark.parametrize(
+    "url", ["redis-cluster://:hunter2@h:6379/0", "redis://user:hunter2@h:port/0"]
+)
+def test_a_refused_redis_url_never_shows_its_password(url: str) -> None:
+    """The refusal goes to the log: the URL is named with its password hidden."""
+    with pytest.raises(SettingError, match="REDIS_URL") as refused:
+        check_redis_url(url)
+    assert "hunter2" not in str(refused.value) and "***@h" in str(refused.value)
 
 
 def test_defaults_then_environment_then_config(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +103,11 @@ BAD_VALUES = [
     ({"LOG_LEVEL": "verbose"}, "LOG_LEVEL must be one of"),
     ({"STORAGE_FULL_PERCENT": "150"}, "STORAGE_FULL_PERCENT must be at most 100"),
     ({"REDIS_URL": "localhost:6379"}, "REDIS_URL must start with"),
+    # redis-py parses the URL in each worker as it boots: a traceback per worker, no setting named.
+    ({"REDIS_URL": "redis://127.0.0.1:notaport/0"}, "REDIS_URL has a bad port"),
+    ({"REDIS_URL": "redis://:pw@127.0.0.1:99999/0"}, "REDIS_URL has a bad port"),
+    # Taken silently by redis-py as database 0.
+    ({"REDIS_URL": "redis://127.0.0.1:6379/games"}, "REDIS_URL's database must be a whole number"),
     ({"GRACEFUL_TIMEOUT": "20s"}, "GRACEFUL_TIMEOUT must be a whole number"),
     ({"WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY must be positive"),
     # Read as each worker starts, a bad one would make every worker exit as it boots and the
