@@ -31,6 +31,7 @@ class Reader(threading.Thread):
         self.token, self.query = token, query
         self.versions: list[int] = []
         self.connections = 0
+        self.cut = 0  # streams that broke off (an error), not ended
 
     def run(self) -> None:
         while not self.over():
@@ -38,6 +39,7 @@ class Reader(threading.Thread):
             try:
                 self.follow()
             except requests.RequestException:
+                self.cut += 1
                 time.sleep(0.1)  # the instance died under us: resume where we were
 
     def over(self) -> bool:
@@ -77,7 +79,12 @@ def play(base: str, created: dict[str, Any], rng: random.Random) -> int:
     return int(done.json()["version"])
 
 
-def test_readers_resume_on_the_other_streams_instance_and_miss_nothing(stack: Stack) -> None:
+@pytest.mark.parametrize("stop", ["sigkill", "sigterm"])
+def test_readers_resume_on_the_other_streams_instance_and_miss_nothing(
+    stack: Stack, stop: str
+) -> None:
+    """SIGKILL (a crash) cuts the streams; SIGTERM (a rollout) ends them cleanly, and nginx
+    passes the clean end on: no reader sees an error either way."""
     body = {"players": ["a", "b", "c"], "auto_deal": True, "options": {"rounds": 2}, "seed": 4}
     created = requests.post(f"{stack.url}/api/v1/games", json=body, timeout=10).json()
     gid, seats, host = created["game_id"], created["seats"], created["host_token"]
@@ -95,7 +102,10 @@ def test_readers_resume_on_the_other_streams_instance_and_miss_nothing(stack: St
     while version := play(stack.url, created, rng):
         moves += 1
         if moves == 40 and not killed:
-            stack.streams[0].kill9()
+            if stop == "sigkill":
+                stack.streams[0].kill9()
+            else:
+                stack.streams[0].stop()  # SIGTERM: the pool drains its streams and exits
             killed = True
     final = requests.get(f"{stack.url}/api/v1/games/{gid}", timeout=10).json()["version"]
     for reader in readers:
@@ -104,4 +114,6 @@ def test_readers_resume_on_the_other_streams_instance_and_miss_nothing(stack: St
         assert reader.versions == list(range(1, final + 1))
     assert killed and version == 0
     assert sum(r.connections for r in readers) > len(readers), "no reader lost its instance"
+    if stop == "sigterm":
+        assert [r.cut for r in readers] == [0] * len(readers), "a stream was cut, not ended"
     stack.streams[0].start()
