@@ -249,3 +249,53 @@ def test_nginx_and_app_accept_the_same_request_ids() -> None:
         r'"~\^(.+)\$"\s+\$http_x_request_id;', (DEPLOY / "nginx.conf").read_text()
     )
     assert pattern == _REQUEST_ID_RE.pattern
+
+
+def _all_manifests() -> list[dict[str, Any]]:
+    return [
+        doc for path in sorted(K8S.glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())
+    ]
+
+
+def _pre_stop_seconds(container: dict[str, Any]) -> float:
+    """The sleep of a ``python -c "import time; time.sleep(N)"`` preStop hook, else 0."""
+    hook = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+    found = re.search(r"time\.sleep\((\d+(?:\.\d+)?)\)", " ".join(hook))
+    return float(found.group(1)) if found else 0.0
+
+
+def test_k8s_pods_behind_a_service_leave_it_before_they_stop_and_keep_one_serving() -> None:
+    """A pod told to stop is removed from its Service's endpoints while it gets SIGTERM: the
+    preStop pause lets the ingress stop sending it requests (and a streams pool's readers,
+    ended at SIGTERM, reconnect elsewhere) before it stops accepting; the grace period covers
+    the pause and gunicorn's graceful timeout. A PodDisruptionBudget keeps one pod of each pool
+    through node drains: with every streams pod gone, nginx answers a stream 503, and a
+    browser's EventSource given an error answer never tries again."""
+    docs = _all_manifests()
+    services = [d for d in docs if d["kind"] == "Service"]
+    budgets = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
+    served = [
+        d
+        for d in docs
+        if d["kind"] == "Deployment"
+        and any(
+            s["spec"]["selector"].items() <= d["spec"]["template"]["metadata"]["labels"].items()
+            for s in services
+        )
+    ]
+    assert {d["metadata"]["name"] for d in served} == {"mexican-train", "mexican-train-streams"}
+    for deployment in served:
+        name = deployment["metadata"]["name"]
+        pod = deployment["spec"]["template"]
+        (container,) = pod["spec"]["containers"]
+        pause = _pre_stop_seconds(container)
+        assert pause >= 3, f"{name}: no preStop pause before SIGTERM"
+        env = {e["name"]: e["value"] for e in container.get("env", [])}
+        graceful = 0 if env.get("GUNICORN_POOL") == "streams" else 20  # gunicorn.conf.py
+        assert pod["spec"]["terminationGracePeriodSeconds"] > pause + graceful, name
+        labels = pod["metadata"]["labels"]
+        assert any(
+            b["spec"]["selector"]["matchLabels"].items() <= labels.items()
+            and b["spec"].get("minAvailable", 0) >= 1
+            for b in budgets
+        ), f"{name}: no PodDisruptionBudget keeps one pod"
