@@ -29,6 +29,7 @@ from service.api.transaction import play_server_moves
 from service.store import GameStore, keys
 from service.store.due import DueSets
 from service.store.tokens import hash_token, new_token
+from service.store.work import WorkQueue
 from service.worker.play import play_game
 from tests.live.helpers import (
     BETWEEN_ROUNDS,
@@ -213,6 +214,34 @@ def test_a_killed_workers_game_is_finished_by_another(bare: str, redis_server: R
     time.sleep(0.5)
     assert view(bare, gid)["version"] == stalled, "nobody plays while no worker runs"
     with worker(worker_env(redis_server, FAST_ENV)):
+        final = wait_for_status(bare, gid, "game_over", 120)
+    assert final["status"] == "game_over"
+    log = entries(bare, gid)["entries"]
+    assert [e["version"] for e in log] == list(range(1, len(log) + 1))
+
+
+def test_a_worker_stopped_mid_game_hands_it_back_at_once(
+    bare: str, redis_server: RedisServer
+) -> None:
+    """SIGTERM (a rollout) mid-game: the worker finishes the turns it holds and exits, its
+    lease released and every job it took acknowledged or handed back, so the next worker plays
+    on at once (not after ``WORKER_CLAIM_IDLE_MS``) and no turn is lost or played twice."""
+    client = redis.Redis.from_url(redis_server.url)
+    created = create(
+        bare, players=[{"name": f"b{i}", "bot": "hard"} for i in range(4)], auto_deal=True
+    )
+    gid = created["game_id"]
+    with worker(worker_env(redis_server)) as first:
+        deadline = time.monotonic() + 30
+        while not client.exists(keys.lease_key(gid)):
+            assert time.monotonic() < deadline, "the first worker never took the game"
+            time.sleep(0.01)
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(30) == 0
+    assert not client.exists(keys.lease_key(gid)), "the stopped worker kept its lease"
+    assert WorkQueue(client).pending() == 0, "a job is left for the claim of a dead worker's"
+    assert view(bare, gid)["status"] != "game_over", "the worker played on after SIGTERM"
+    with worker(worker_env(redis_server)):
         final = wait_for_status(bare, gid, "game_over", 120)
     assert final["status"] == "game_over"
     log = entries(bare, gid)["entries"]
