@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -163,11 +164,38 @@ def redis_answers(sock: Path) -> bool:
         client.close()
 
 
+def address_taken(address: str) -> bool:
+    """Whether something listens on ``host:port`` already (a unix socket path: never asked).
+    Bound as nginx and gunicorn bind (``SO_REUSEADDR``): only a listener refuses it."""
+    if address.startswith("unix:") or ":" not in address:
+        return False
+    host, port = address.rsplit(":", 1)
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError:
+            return True
+    return False
+
+
 def main() -> int:
     stop_on_signals()
     env = dict(os.environ)
     env.setdefault("PORT", "8000")
     print(describe_rate_limits(load_settings()), flush=True)
+    # Before anything starts: nginx on a taken port fails only after its own retries, while
+    # whatever holds the port answers the start-up check as if it were this stack's.
+    if address_taken(bind_address(env)):
+        print(
+            f"{bind_address(env)} is in use (another `make run`?): stop it, or give this stack "
+            "a PORT of its own.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     var = Path(env.get("DATA_DIR", ROOT / "var")).resolve()
     var.mkdir(parents=True, exist_ok=True)
     if env.get("REDIS_URL"):

@@ -115,6 +115,47 @@ def test_a_second_stack_on_the_same_data_dir_leaves_the_first_redis_alone(tmp_pa
         first.close()
 
 
+def test_a_taken_port_stops_make_run_before_it_starts_anything(tmp_path: Path) -> None:
+    """Another server on PORT (a first ``make run``) answers the start-up check, so the second
+    said it was serving there, then died when nginx gave up binding. It stops at once instead,
+    saying which address is taken, with nothing started."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Ok) as other:
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        port = other.server_address[1]
+        env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path)}
+        env.pop("REDIS_URL", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "devstack.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.communicate(timeout=30)
+            other.shutdown()
+    assert proc.returncode != 0
+    assert "serving on" not in out, out
+    assert f"127.0.0.1:{port} is in use" in err, out + err
+    assert not (tmp_path / "redis.sock").exists(), "Redis was started"
+
+
 def test_redis_answers_only_for_a_live_redis(tmp_path: Path) -> None:
     """A socket file that a killed stack left behind does not stop ``make run``: its new Redis
     replaces it. Only a Redis that answers there does."""
