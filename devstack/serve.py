@@ -36,7 +36,7 @@ from devstack.gunicorn import Gunicorn
 from devstack.nginx import Nginx, install_nginx
 from devstack.redis_server import RedisServer, free_port
 from devstack.worker import worker
-from service.api.config import load_settings
+from service.api.config import hide_password, load_settings
 from service.api.limits import describe as describe_rate_limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ def main() -> int:
     var = Path(env.get("DATA_DIR", ROOT / "var")).resolve()
     var.mkdir(parents=True, exist_ok=True)
     if env.get("REDIS_URL"):
-        print(f"Redis at {env['REDIS_URL']}", flush=True)
+        print(f"Redis at {hide_password(env['REDIS_URL'])}", flush=True)
         return serve(env, var)
     sock = var / "redis.sock"
     if redis_answers(sock):

@@ -202,10 +202,15 @@ def _coerce(name: str, raw: Any) -> Any:
 _URL_PASSWORD = re.compile(r"(//[^/@]*?:)[^/@]*@")
 
 
+def hide_password(url: str) -> str:
+    """``url`` as it may be shown (a log line, an error): its password, if any, as ``***``."""
+    return _URL_PASSWORD.sub(r"\1***@", url)
+
+
 def check_redis_url(url: str) -> None:
     """Refuse what redis-py would refuse only in each worker as it boots (a port that is no
     number), or take silently as database 0 (``/sessions``). The message hides the password."""
-    shown = _URL_PASSWORD.sub(r"\1***@", url)
+    shown = hide_password(url)
     if not url.startswith(REDIS_SCHEMES):
         raise SettingError(f"REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, not {shown!r}")
     parts = urlsplit(url)

@@ -156,6 +156,40 @@ def test_a_taken_port_stops_make_run_before_it_starts_anything(tmp_path: Path) -
     assert not (tmp_path / "redis.sock").exists(), "Redis was started"
 
 
+def test_make_run_never_prints_the_redis_password(tmp_path: Path) -> None:
+    password = "s3cret-" + os.urandom(4).hex()
+    with RedisServer() as server:
+        redis.Redis.from_url(server.url).config_set("requirepass", password)
+        url = f"redis://:{password}@127.0.0.1:{server.port}/0"
+        port = free_port()
+        env = {**os.environ, "REDIS_URL": url, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1"}
+        env["DATA_DIR"] = str(tmp_path)
+        out = tmp_path / "out.log"
+        with out.open("w") as sink:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "devstack.serve"],
+                cwd=ROOT,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                wait_until(
+                    lambda: answers(f"http://127.0.0.1:{port}/readyz", status=200),
+                    alive=lambda: proc.poll() is None,
+                    timeout=30,
+                    interval=0.2,
+                    what="make run",
+                    exited=lambda: f"code {proc.returncode}",
+                )
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+    text = out.read_text()
+    assert "Redis at redis://:***@127.0.0.1" in text, text[-2000:]
+    assert password not in text, text[-2000:]
+
+
 def test_redis_answers_only_for_a_live_redis(tmp_path: Path) -> None:
     """A socket file that a killed stack left behind does not stop ``make run``: its new Redis
     replaces it. Only a Redis that answers there does."""
