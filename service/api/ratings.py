@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 
 #: openskill's defaults (mu 25, sigma 25/3), as the contract says.
 MODEL = PlackettLuce()
-#: How often one rating is computed again because another game of a player counted meanwhile.
-RATE_TRIES = 8
 
 
 def ranks(state: rules.GameState) -> list[int]:
@@ -58,15 +56,18 @@ def new_ratings(
     """Each seat's new rating: the game rated from ``basis`` (every seat's rating as the game's
     first rater read it) with the seat's own rating as it stands in ``players`` (the same,
     unless another game of that player counted since)."""
-    order = [float(rank) for rank in ranks(state)]
-    winners = set(state.winners or [])
-    out = []
-    for seat, player in enumerate(players):
-        teams = [[MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in basis]
-        teams[seat] = [MODEL.rating(mu=player.mu, sigma=player.sigma)]
-        rated = MODEL.rate(teams, ranks=order)[seat][0]
-        out.append(Result(player.player_id, rated.mu, rated.sigma, seat in winners, player.games))
-    return out
+    return [seat_rating(player, seat, state, basis) for seat, player in enumerate(players)]
+
+
+def seat_rating(
+    player: Player, seat: int, state: rules.GameState, basis: Sequence[tuple[float, float]]
+) -> Result:
+    """One seat's part of :func:`new_ratings`: ``player``'s own rating against the basis."""
+    teams = [[MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in basis]
+    teams[seat] = [MODEL.rating(mu=player.mu, sigma=player.sigma)]
+    rated = MODEL.rate(teams, ranks=[float(rank) for rank in ranks(state)])[seat][0]
+    won = seat in set(state.winners or [])
+    return Result(player.player_id, rated.mu, rated.sigma, won, player.games)
 
 
 def rate_game(game_id: str, state: rules.GameState, table: Table) -> int:
@@ -98,22 +99,31 @@ def _rate(game_id: str, state: rules.GameState, table: Table) -> int:
         (float(mu), float(sigma)) for mu, sigma in orjson.loads(store().rating_basis(game_id, read))
     ]
     counted = 0
-    for _ in range(RATE_TRIES):
-        stale = []
-        for seat, result in enumerate(new_ratings(known, state, basis)):
-            done = store().players.record(game_id, result)
-            counted += done is Recorded.COUNTED
-            if done is Recorded.STALE:
-                stale.append(seat)
-        if not stale:
-            store().ratings_done(game_id)
-            return counted
-        for seat in stale:
-            again = store().players.get(known[seat].player_id)
-            assert again is not None  # a player is never deleted
-            known[seat] = again
-    # Still contended: the mark stays, and the game's next read rates the rest.
-    raise redis.WatchError(f"ratings of {game_id} contended {RATE_TRIES} times")
+    for seat, result in enumerate(new_ratings(known, state, basis)):
+        counted += _record(game_id, result, seat, state, basis)
+    store().ratings_done(game_id)
+    return counted
+
+
+def _record(
+    game_id: str,
+    result: Result,
+    seat: int,
+    state: rules.GameState,
+    basis: Sequence[tuple[float, float]],
+) -> bool:
+    """Record one seat's part, computed again from the player's current rating for as long as
+    another game of theirs counts in between. Each refusal means another rater of that player
+    counted a game, so however many games of one player end together, the loop ends once the
+    others are counted; giving up instead would leave this game to its next read, which nobody
+    owes a finished game."""
+    while True:
+        done = store().players.record(game_id, result)
+        if done is not Recorded.STALE:
+            return done is Recorded.COUNTED
+        again = store().players.get(result.player_id)
+        assert again is not None  # a player is never deleted
+        result = seat_rating(again, seat, state, basis)
 
 
 def ends_rated_game(state: rules.GameState, table: Table, events: Sequence[rules.Event]) -> bool:

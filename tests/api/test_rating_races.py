@@ -145,3 +145,35 @@ def test_a_rater_after_a_crash_rates_the_players_left_from_the_first_raters_read
             for player, (mu, sigma) in zip((ann, bo), expected, strict=True):
                 got_mu, got_sigma, games = rating(player.player_id)
                 assert (got_mu, got_sigma, games) == pytest.approx((mu, sigma, 1), abs=1e-9)
+
+
+def test_many_more_raters_of_one_player_at_once_all_count(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    """48 raters at once, each of a game of ann: each refusal means another game of ann
+    counted, so every rater ends with its game counted, none left to a next read that nobody
+    owes a finished game."""
+    game = next(s for s in (finished_game(seed) for seed in range(100)) if s.winners == [0])
+    raters = 48
+    # A connection each, as raters in as many processes have: the test is of the ratings.
+    app = create_app({"REDIS_URL": redis_server.url, "REDIS_POOL_SIZE": raters + 2})
+    with app.app_context():
+        ann, _ = store().players.create("ann")
+        rivals = [store().players.create(f"r{n}")[0] for n in range(raters)]
+    barrier = threading.Barrier(raters)
+
+    def rate(n: int) -> int:
+        with app.app_context():
+            barrier.wait()
+            return ratings.rate_game(f"game{n:04}", game, rated_table(ann, rivals[n]))
+
+    with ThreadPoolExecutor(raters) as pool:
+        counted = list(pool.map(rate, range(raters)))
+    expected = (ann.mu, ann.sigma)
+    for _ in rivals:
+        expected = openskill_after([expected, (ann.mu, ann.sigma)], game)[0]
+    with app.app_context():
+        mu, sigma, games = rating(ann.player_id)
+    assert games == raters
+    assert (mu, sigma) == pytest.approx(expected, abs=1e-9)
+    assert counted == [2] * raters
