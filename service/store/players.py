@@ -144,10 +144,12 @@ class Players:
         player = result.player_id
         keys_ = [keys.player_key(player), keys.player_rated_key(player)]
         done = int(cast("int", self._rate(keys=keys_, args=args)))
-        if done != 1:
-            return Recorded.ALREADY if done == 0 else Recorded.STALE
+        if done == -1:
+            return Recorded.STALE
+        # Counted already too: a rater that failed between the count and the board (the board
+        # is in another slot) leaves the board to the game's next rater.
         self._place(player)
-        return Recorded.COUNTED
+        return Recorded.COUNTED if done == 1 else Recorded.ALREADY
 
     def _place(self, player_id: str) -> None:
         """Put the player on its kind's leaderboard with the rating its record holds. The board

@@ -19,7 +19,7 @@ from service.api.app import create_app
 from service.api.store_access import store
 from service.seating import Listing, Seat, SeatKind, Table
 from service.store import NO_TOKEN, keys
-from service.store.players import Player
+from service.store.players import LEADERBOARD_GAMES, Player, PlayerKind
 from tests.redis_clients import keys_not_starting, user_without
 from tests.rules.helpers import play_random_game
 
@@ -145,6 +145,34 @@ def test_a_rater_after_a_crash_rates_the_players_left_from_the_first_raters_read
             for player, (mu, sigma) in zip((ann, bo), expected, strict=True):
                 got_mu, got_sigma, games = rating(player.player_id)
                 assert (got_mu, got_sigma, games) == pytest.approx((mu, sigma, 1), abs=1e-9)
+
+
+def test_a_player_counted_before_redis_refused_the_leaderboard_gets_there_on_the_next_read() -> (
+    None
+):
+    """ann's fifth rated game counts, then Redis refuses the leaderboard's write (as when the
+    process dies between the two): the game's next rater, which finds ann counted already,
+    still puts her on the board with the rating her record holds."""
+    game = finished_game(1)
+    with RedisServer() as server:
+        admin = redis.Redis.from_url(server.url)
+        app = create_app({"REDIS_URL": user_without(server, admin), "REDIS_CLUSTER": False})
+        with app.app_context():
+            ann, _ = store().players.create("ann")
+            for n in range(LEADERBOARD_GAMES - 1):
+                rival, _ = store().players.create(f"r{n}")
+                assert ratings.rate_game(f"game{n:04}", game, rated_table(ann, rival)) == 2
+            bo, _ = store().players.create("bo")
+            user_without(server, admin, "zadd")
+            assert ratings.rate_game("game9999", game, rated_table(ann, bo)) == 0
+            assert rating(ann.player_id)[2] == LEADERBOARD_GAMES
+            user_without(server, admin)
+            ratings.rate_game("game9999", game, rated_table(ann, bo))
+            board = store().players.leaderboard(PlayerKind.PERSON, 10)
+            assert [p.player_id for p in board] == [ann.player_id]
+            assert board[0].mu == rating(ann.player_id)[0]
+            score = admin.zscore(keys.leaderboard_key(PlayerKind.PERSON.value), ann.player_id)
+            assert score == pytest.approx(board[0].display, abs=1e-9)
 
 
 def test_many_more_raters_of_one_player_at_once_all_count(
