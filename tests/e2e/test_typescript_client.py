@@ -170,9 +170,11 @@ def test_the_typescript_client_resends_a_move_whose_answer_was_lost(
     stack: Stack, built: Path
 ) -> None:
     """The connection drops after a move reached the server (its answer lost): the client
-    sends it again with the same Idempotency-Key and gets the first answer. Each move is applied
-    once and counted once: a resend without the key would meet 412 (its If-Match is stale by
-    then) and the client would take its own move for someone else's."""
+    sends it again with the same Idempotency-Key, which it made itself (the example's moves
+    carry none: a third party's calls through `api()` are as safe), and gets the first
+    answer. Each move is applied once and counted once: a resend without the key would meet
+    412 (its If-Match is stale by then) and the client would take its own move for someone
+    else's."""
 
     def every_third_move(method: str, path: str, n: int) -> bool:
         return method == "POST" and path.endswith("/moves") and n % 3 == 1

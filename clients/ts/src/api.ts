@@ -2,6 +2,7 @@
 // called with openapi-fetch. Log entries that arrive on a stream are checked against the
 // document's `Entry` schema (ajv), which is what makes them an `Entry` for the compiler: no cast.
 
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { SchemaObject, ValidateFunction } from "ajv/dist/2020.js";
@@ -34,11 +35,19 @@ export function retryAfterMs(response: Response): number {
 }
 
 /** Whether sending `request` again can apply nothing twice: a read, or a change that carries
- * an Idempotency-Key (the service answers its repeat with the first answer). A change without
- * one may have been applied by the attempt that got no answer, or a 503 (nginx's `unavailable`
- * after it tried an instance): it is not sent blindly again. */
+ * an Idempotency-Key (the service answers its repeat with the first answer). */
 function resendable(request: Request): boolean {
   return ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
+}
+
+/** `request` with an Idempotency-Key: a change the caller sent without one gets a random UUID,
+ * made once for the call and sent on each of its tries, so that a change whose answer was lost
+ * (or refused 503 after nginx tried an instance) can be sent again and applies once. */
+export function keyed(request: Request): Request {
+  if (resendable(request)) return request;
+  const headers = new Headers(request.headers);
+  headers.set("Idempotency-Key", randomUUID());
+  return new Request(request, { headers });
 }
 
 /** Capped exponential back-off with full jitter, for an attempt that got no answer. */
@@ -77,12 +86,13 @@ async function attempt(request: Request): Promise<Response> {
   }
 }
 
-/** fetch that sends a request again, the same (its Idempotency-Key with it, so a change whose
- * answer was lost is not made twice): after a 429, or a 503 (the service or its Redis briefly
- * away), as the answer's Retry-After says; and after a connection that failed or dropped, or
- * an answer that never came, with a jittered back-off. Only a request that `resendable` allows
- * is sent again after a 503 or a lost answer; a 429 changed nothing, so any is. */
-export async function patientFetch(request: Request): Promise<Response> {
+/** fetch that sends a request again, the same (its Idempotency-Key with it, made by `keyed`
+ * when the caller gave none, so a change whose answer was lost is not made twice): after a
+ * 429, or a 503 (the service or its Redis briefly away), as the answer's Retry-After says; and
+ * after a connection that failed or dropped, or an answer that never came, with a jittered
+ * back-off. */
+export async function patientFetch(given: Request): Promise<Response> {
+  const request = keyed(given);
   for (let tries = 1; ; tries += 1) {
     let response: Response;
     try {

@@ -60,7 +60,8 @@ async function playTurns(seat: Seat, turn: Turn): Promise<void> {
     const done = await seat.client.POST("/api/v1/games/{game_id}/moves", {
       params: {
         path,
-        header: { "If-Match": `"${turn.version}"`, "Idempotency-Key": randomUUID() },
+        // No Idempotency-Key: patientFetch makes one for the call, sent on each of its tries.
+        header: { "If-Match": `"${turn.version}"` },
       },
       headers: bearer(seat.token),
       body: move, // listed moves are `Move` bodies as typed
@@ -112,8 +113,8 @@ function serialised(
 
 async function ticket(seat: Seat): Promise<string> {
   const { data, error } = await seat.client.POST("/api/v1/games/{game_id}/stream-tickets", {
-    // A key, so that a ticket whose answer was lost is asked for again (api.ts).
-    params: { path: { game_id: seat.gameId }, header: { "Idempotency-Key": randomUUID() } },
+    // patientFetch gives it a key, so a ticket whose answer was lost is asked for again.
+    params: { path: { game_id: seat.gameId } },
     headers: bearer(seat.token),
   });
   if (error) throw new Error(`stream ticket: ${error.code}`);
