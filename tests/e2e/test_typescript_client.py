@@ -22,6 +22,7 @@ import pytest
 import requests
 
 from devstack.stack import Stack, build_stack
+from tests.bots.faulty_proxy import faulty_proxy
 from tests.debian import ensure_tool
 from tests.e2e.lossy_proxy import lossy_proxy
 from tests.e2e.nginx import ensure_nginx
@@ -234,3 +235,15 @@ def test_a_refused_stream_is_opened_again_after_its_retry_after(
     assert len(tickets) <= len(refused) + 3, f"{len(tickets)} tickets"
     score = requests.get(one_stream.url + ours + "/score", timeout=10).json()
     assert score["status"] == "game_over"
+
+
+def test_a_service_refusal_reaches_the_caller_as_it_came(stack: Stack, built: Path) -> None:
+    """A problem body passes as it came (here the proxy's 503, every try: the last is the
+    answer), and every try of the call carried the one key the client made for it."""
+    with faulty_proxy(stack.url) as (url, faults):
+        faults.plan = ["503"] * 5  # every try refused: the last refusal is the answer
+        found = node(built, "refusal.js", url)
+    assert found["status"] == found["problem_status"] == 503, found
+    assert (found["code"], found["detail"]) == ("unavailable", "injected by the test proxy")
+    assert found["waited"] == 4 and len(faults.seen_keys) == 5, found
+    assert len(set(faults.seen_keys)) == 1 and faults.seen_keys[0], "one key for every try"
