@@ -2,7 +2,9 @@
 
 No mocks: requests really reach gunicorn through a loopback socket. ``drop_after_forward`` makes
 the proxy forward a request and then hang up without answering (a lost response, the case
-idempotency keys exist for); ``fail_with`` answers a status itself without forwarding.
+idempotency keys exist for); ``503`` and ``429`` answer that status itself without forwarding,
+with a problem body, and ``502html`` with the HTML page a proxy of its own (nginx's default)
+answers when no upstream did.
 """
 
 from __future__ import annotations
@@ -16,13 +18,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import requests
 
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+#: nginx's own answer when no upstream answered, as a proxy without error pages of its own sends it.
+NGINX_502 = (
+    b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    b"</body>\r\n</html>\r\n"
+)
 
 
 @dataclass
 class Faults:
     """What to do to the next mutating requests (each list is consumed front first)."""
 
-    plan: list[str] = field(default_factory=list)  # "drop", "503", "429", "pass"
+    plan: list[str] = field(default_factory=list)  # "drop", "503", "429", "502html", "pass"
     retry_after: str = "0"
     seen_keys: list[str | None] = field(default_factory=list)
     forwarded: int = 0
@@ -63,6 +71,13 @@ def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+                return
+            if action == "502html":
+                self.send_response(502)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(NGINX_502)))
+                self.end_headers()
+                self.wfile.write(NGINX_502)
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
             resp = session.request(self.command, upstream + self.path, headers=headers, data=body)

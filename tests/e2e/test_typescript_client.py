@@ -237,6 +237,21 @@ def test_a_refused_stream_is_opened_again_after_its_retry_after(
     assert score["status"] == "game_over"
 
 
+def test_a_refusal_without_a_problem_body_reaches_the_caller_as_a_problem(
+    stack: Stack, built: Path
+) -> None:
+    """A proxy in front of the service answers 502 with its own HTML page: openapi-fetch would
+    give the caller that page as a string where its type says a problem, so `error.code` would
+    be undefined. The caller gets a problem with the status's code and the page as `detail`."""
+    with faulty_proxy(stack.url) as (url, faults):
+        faults.plan = ["502html"]
+        found = node(built, "refusal.js", url)
+        assert faults.forwarded == 0
+    assert found["status"] == found["problem_status"] == 502, found
+    assert found["code"] == "unavailable", found
+    assert "502 Bad Gateway" in found["detail"], found
+
+
 def test_a_service_refusal_reaches_the_caller_as_it_came(stack: Stack, built: Path) -> None:
     """A problem body passes as it came (here the proxy's 503, every try: the last is the
     answer), and every try of the call carried the one key the client made for it."""

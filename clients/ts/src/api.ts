@@ -11,6 +11,7 @@ import type { components, paths } from "./generated/api.js";
 
 export type Entry = components["schemas"]["Entry"];
 export type Move = components["schemas"]["Move"];
+export type Problem = components["schemas"]["Problem"];
 export type Api = ReturnType<typeof createClient<paths>>;
 
 /** How often a request refused for now (429, 503) or unanswered is sent before giving up. */
@@ -86,11 +87,77 @@ async function attempt(request: Request): Promise<Response> {
   }
 }
 
+/** The code a refusal without a problem body of its own gets: its status's, as the service
+ * and its nginx name them. */
+const CODE_OF_STATUS: Partial<Record<number, Problem["code"]>> = {
+  400: "malformed_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  406: "not_acceptable",
+  409: "conflict",
+  412: "stale_version",
+  413: "body_too_large",
+  414: "uri_too_long",
+  415: "unsupported_media_type",
+  428: "precondition_required",
+  429: "rate_limited",
+  431: "headers_too_large",
+  502: "unavailable",
+  503: "unavailable",
+  504: "unavailable",
+};
+
+function isProblem(value: unknown): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "code" in value &&
+    typeof value.code === "string" &&
+    "status" in value &&
+    typeof value.status === "number"
+  );
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** A refusal (4xx, 5xx) whose body is a problem, as openapi-fetch's `error` is typed: the
+ * service's own passes as it came; anything else (a proxy's HTML 502 or 504 page, an empty
+ * body, which openapi-fetch would give as a string or as no error at all) becomes one with the
+ * code of its status (`internal_error` for another 5xx, `malformed_request` for another 4xx)
+ * and the start of the body as `detail`. */
+export async function asProblem(response: Response): Promise<Response> {
+  if (response.status < 400) return response;
+  const text = await response.text();
+  const headers = new Headers(response.headers);
+  headers.delete("Content-Length"); // the new body's is its own, and text() undid any encoding
+  headers.delete("Content-Encoding");
+  const init = { status: response.status, statusText: response.statusText, headers };
+  if (isProblem(parsed(text))) return new Response(text, init);
+  const fallback = response.status >= 500 ? "internal_error" : "malformed_request";
+  const problem: Problem = {
+    type: "about:blank",
+    title: response.statusText,
+    status: response.status,
+    detail: text.slice(0, 200) || response.statusText,
+    code: CODE_OF_STATUS[response.status] ?? fallback,
+  };
+  headers.set("Content-Type", "application/problem+json");
+  return new Response(JSON.stringify(problem), init);
+}
+
 /** fetch that sends a request again, the same (its Idempotency-Key with it, made by `keyed`
  * when the caller gave none, so a change whose answer was lost is not made twice): after a
  * 429, or a 503 (the service or its Redis briefly away), as the answer's Retry-After says; and
  * after a connection that failed or dropped, or an answer that never came, with a jittered
- * back-off. */
+ * back-off. A refusal it answers has a problem body (`asProblem`). */
 export async function patientFetch(given: Request): Promise<Response> {
   const request = keyed(given);
   for (let tries = 1; ; tries += 1) {
@@ -104,7 +171,7 @@ export async function patientFetch(given: Request): Promise<Response> {
       continue;
     }
     const refused = response.status === 429 || (response.status === 503 && resendable(request));
-    if (!refused || tries === ATTEMPTS) return response;
+    if (!refused || tries === ATTEMPTS) return asProblem(response);
     waited.count += 1;
     await pause(Math.min(MAX_WAIT_MS, retryAfterMs(response)), request.signal);
   }
