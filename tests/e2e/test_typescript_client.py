@@ -262,3 +262,16 @@ def test_a_service_refusal_reaches_the_caller_as_it_came(stack: Stack, built: Pa
     assert (found["code"], found["detail"]) == ("unavailable", "injected by the test proxy")
     assert found["waited"] == 4 and len(faults.seen_keys) == 5, found
     assert len(set(faults.seen_keys)) == 1 and faults.seen_keys[0], "one key for every try"
+
+
+def test_a_retry_after_past_the_clients_bound_is_answered_at_once(
+    stack: Stack, built: Path
+) -> None:
+    """A 429 asking for an hour: sent again after the client's longest wait (a minute), the
+    request would only be refused again, so the refusal is the call's answer at once."""
+    with faulty_proxy(stack.url) as (url, faults):
+        faults.retry_after = "3600"
+        faults.plan = ["429"]
+        found = node(built, "refusal.js", url, timeout=50)
+    assert (found["status"], found["code"], found["waited"]) == (429, "rate_limited", 0), found
+    assert len(faults.seen_keys) == 1, "asked again before its Retry-After"

@@ -16,7 +16,9 @@ export type Api = ReturnType<typeof createClient<paths>>;
 
 /** How often a request refused for now (429, 503) or unanswered is sent before giving up. */
 const ATTEMPTS = 5;
-/** The longest wait for one Retry-After: a proxy may ask for hours. */
+/** The longest Retry-After waited out (the service asks for a minute at most): a longer one
+ * (a proxy may ask for hours) answers the refusal at once, since asking sooner than told would
+ * only be refused again. */
 const MAX_WAIT_MS = 60_000;
 /** How long one attempt may wait for its answer's headers before it counts as unanswered. */
 const ANSWER_TIMEOUT_MS = 30_000;
@@ -155,9 +157,9 @@ export async function asProblem(response: Response): Promise<Response> {
 
 /** fetch that sends a request again, the same (its Idempotency-Key with it, made by `keyed`
  * when the caller gave none, so a change whose answer was lost is not made twice): after a
- * 429, or a 503 (the service or its Redis briefly away), as the answer's Retry-After says; and
- * after a connection that failed or dropped, or an answer that never came, with a jittered
- * back-off. A refusal it answers has a problem body (`asProblem`). */
+ * 429, or a 503 (the service or its Redis briefly away), as the answer's Retry-After says, up
+ * to MAX_WAIT_MS; and after a connection that failed or dropped, or an answer that never came,
+ * with a jittered back-off. A refusal it answers has a problem body (`asProblem`). */
 export async function patientFetch(given: Request): Promise<Response> {
   const request = keyed(given);
   for (let tries = 1; ; tries += 1) {
@@ -171,9 +173,10 @@ export async function patientFetch(given: Request): Promise<Response> {
       continue;
     }
     const refused = response.status === 429 || (response.status === 503 && resendable(request));
-    if (!refused || tries === ATTEMPTS) return asProblem(response);
+    const wait = retryAfterMs(response);
+    if (!refused || tries === ATTEMPTS || wait > MAX_WAIT_MS) return asProblem(response);
     waited.count += 1;
-    await pause(Math.min(MAX_WAIT_MS, retryAfterMs(response)), request.signal);
+    await pause(wait, request.signal);
   }
 }
 
