@@ -31,6 +31,7 @@ from standardwebhooks.webhooks import Webhook
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
+from tests.bots.faulty_proxy import faulty_proxy
 from tests.live.conftest import LIVE_ENV
 from tests.players.receiver import receiver
 
@@ -377,3 +378,21 @@ def test_the_readme_examples_run(base: str, capsys: pytest.CaptureFixture[str]) 
     for expected in ("{'action': 'create'}", "transfer_used", "webhook_url_not_allowed"):
         assert expected in printed
     assert "[True, False]" in printed, "presence: ann asked, bo did not"
+
+
+def test_a_webhook_removal_whose_answer_was_lost_is_done(base: str) -> None:
+    """The DELETE reaches the service and its answer is lost: the client's retry meets 404
+    webhook_not_found (the service keeps no answer of a removal), which is the removal done,
+    not an error for the caller. A webhook that never was stays 404."""
+    with faulty_proxy(base) as (url, faults), Client(url) as client:
+        me = client.create_player("ann")
+        pid, token = me["player_id"], me["player_token"]
+        hook = client.create_webhook(pid, "http://127.0.0.1:9/turns", token=token)
+        faults.seen_keys.clear()
+        faults.plan = ["drop"]
+        client.delete_webhook(pid, hook["webhook_id"], token=token)
+        assert len(faults.seen_keys) == 2  # the DELETE whose answer was lost, then its retry
+        assert client.webhooks(pid, token=token)["webhooks"] == []
+        with pytest.raises(NotFound) as unknown:
+            client.delete_webhook(pid, hook["webhook_id"], token=token)
+        assert unknown.value.code == "webhook_not_found"

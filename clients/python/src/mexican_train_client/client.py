@@ -110,7 +110,8 @@ def new_idempotency_key() -> str:
 
 class RequestOptions(TypedDict, total=False):
     """What a request may carry besides its method and path (``timeout``: seconds to wait for
-    the answer instead of the client's)."""
+    the answer instead of the client's; ``gone``: the ``404`` code that a retry of a removal
+    meets when its first try removed the thing, which then answers the call as done)."""
 
     token: str | None
     body: Any
@@ -118,6 +119,7 @@ class RequestOptions(TypedDict, total=False):
     idempotency_key: str | None
     params: Mapping[str, str] | None
     timeout: float | None
+    gone: str | None
 
 
 class Client:
@@ -175,7 +177,8 @@ class Client:
         Mutating methods get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given;
         the same key is sent on every retry.
         """
-        return _json(self._send(method, path, **options))
+        resp = self._send(method, path, **options)
+        return {} if resp.status_code >= 400 else _json(resp)  # a removal done (``gone``)
 
     def _send(
         self,
@@ -188,6 +191,7 @@ class Client:
         idempotency_key: str | None = None,
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        gone: str | None = None,
     ) -> requests.Response:
         """:meth:`request`'s work: the successful response itself, headers included."""
         method = method.upper()
@@ -218,7 +222,7 @@ class Client:
                     break
                 self._sleep(attempt)
                 continue
-            if resp.status_code < 400:
+            if resp.status_code < 400 or (attempt and _is_gone(resp, gone)):
                 return resp
             last = self._refusal(resp, attempt, started)
         if isinstance(last, ApiError):
@@ -447,10 +451,10 @@ class Client:
 
     def delete_webhook(self, player_id: str, webhook_id: str, *, token: str) -> None:
         """Remove a webhook; deliveries still queued for it are dropped. An unknown one is
-        ``404 webhook_not_found``, which is also what a retry gets after an answer that was
-        lost: the webhook is gone either way."""
+        ``404 webhook_not_found``, unless the call's first try went unanswered: its retry meets
+        that 404 when the first removed it, so the call is done either way."""
         path = f"/api/v1/players/{player_id}/webhooks/{webhook_id}"
-        self.request("DELETE", path, token=token)
+        self.request("DELETE", path, token=token, gone="webhook_not_found")
 
     def events_page(
         self,
@@ -723,6 +727,12 @@ def _headers(
         key = idempotency_key or new_idempotency_key()
         headers["Idempotency-Key"] = f'"{key}"'
     return headers
+
+
+def _is_gone(resp: requests.Response, gone: str | None) -> bool:
+    """Whether ``resp`` is the ``404`` of code ``gone``: a removal's retry meets it when the try
+    whose answer was lost removed the thing (the service keeps no answer of a removal)."""
+    return gone is not None and resp.status_code == 404 and _problem(resp).get("code") == gone
 
 
 def _json(resp: requests.Response) -> JSON:
