@@ -15,6 +15,7 @@ from mexican_train_client import (
     NotFound,
     RateLimited,
     RetryPolicy,
+    ServerError,
     StaleVersion,
     Unauthorized,
     new_idempotency_key,
@@ -235,3 +236,17 @@ def test_position_round_trip_and_bots_finish_the_imported_game(client: Client) -
     score = drive_http(client, copy, bots)
     assert score["status"] == "game_over"
     assert score["winners"]
+
+
+def test_a_proxys_html_502_is_raised_as_a_server_error_with_its_page(live_server: str) -> None:
+    """A proxy in front of the service answers with its own HTML page, every try: the call
+    raises ServerError with the status's code and the page's start, and the retries all carried
+    the call's one key."""
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=FAST_RETRY) as c:
+        faults.plan = ["502html"] * FAST_RETRY.attempts
+        with pytest.raises(ServerError) as info:
+            c.create_game(["ann", "bo"])
+        assert (info.value.status, info.value.code) == (502, "http_502")
+        assert "502 Bad Gateway" in info.value.detail
+        assert len(faults.seen_keys) == FAST_RETRY.attempts and len(set(faults.seen_keys)) == 1
+        assert faults.forwarded == 0
