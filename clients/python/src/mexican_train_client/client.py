@@ -40,7 +40,7 @@ _DROPPED = (
 )
 #: Seconds a stream may stay silent: the server sends a keep-alive at least every 15 s.
 STREAM_READ_TIMEOUT = 35.0
-# A stream the server ends after this long without an error ended its lifetime, not failed.
+# A stream the server ended sooner than this without an entry is opened again after a back-off.
 LASTED_SECONDS = 5.0
 
 
@@ -485,15 +485,16 @@ class Client:
         as it is applied; ends after the entry that ends the game.
 
         A dropped connection is reopened where it left off (SSE with ``Last-Event-ID``, NDJSON
-        with ``after``), so no entry is missed or repeated; connections in a row that bring
-        nothing new, past what the retry policy allows (``attempts``, ``give_up_after``), raise
+        with ``after``), so no entry is missed or repeated, and so is a stream the server ended
+        (its lifetime, however short); connections in a row that fail (dropped, refused), past
+        what the retry policy allows (``attempts``, ``give_up_after``), raise
         :class:`TransportError`. :class:`LogRewound` (its
         ``version`` the game's stored one) when Redis lost entries this reader holds (or
         ``after`` is past the log): they will not come again, and versions past ``version``
         come anew with other entries, so the caller reloads and calls again."""
-        last, failures, failing_since = after, 0, time.monotonic()
+        last, failures, failing_since, quick_ends = after, 0, time.monotonic(), 0
         while True:
-            progressed, opened = False, time.monotonic()
+            progressed, opened, ended = False, time.monotonic(), False
             try:
                 for entry in self._stream(game_id, token, last, media):
                     if int(entry["version"]) <= last:
@@ -502,8 +503,7 @@ class Client:
                     yield entry
                     if ends_game(entry):
                         return
-                # The server ended a stream that had lasted (its lifetime): not a failure.
-                progressed = progressed or time.monotonic() - opened >= LASTED_SECONDS
+                ended = True
             except _DROPPED:
                 pass
             except _Ended:
@@ -512,7 +512,14 @@ class Client:
                 failures, failing_since = self._failed(failures, failing_since)
                 self._wait_out(refused.err, failures, failing_since)
                 continue
-            if progressed:
+            if progressed or ended:
+                # The server answered and ended the stream (its lifetime, STREAM_MAX_SECONDS,
+                # may be shorter than a quiet game's pause): not a failure. One that ended at
+                # once is opened again after a back-off, so such a server is not hammered.
+                quick = ended and not progressed and time.monotonic() - opened < LASTED_SECONDS
+                quick_ends = quick_ends + 1 if quick else 0
+                if quick:
+                    self._sleep(quick_ends - 1)
                 failures = 0
                 continue
             failures, failing_since = self._failed(failures, failing_since)
