@@ -286,7 +286,7 @@ class GameStore:
         self.stream_slots = AddressSlots(client, SlotKind.STREAMS)
         self.webhook_lookup_slots = AddressSlots(client, SlotKind.WEBHOOK_LOOKUPS)
         self.players = Players(client)
-        self.lobby = Lobby(client)
+        self.lobby = Lobby(client, bucket_ttl=self.game_ttl)
         self.presence = Presence(client)
         self.hooks = Webhooks(client)
         self.transfers = Transfers(client)

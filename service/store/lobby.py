@@ -12,7 +12,9 @@
 - ``mt:{seek:<digest of the bucket>}:order`` and ``:claims``: the tables made by seeks of one
   bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
   A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
-  are served one after another, and a table never has more seekers than seats.
+  are served one after another, and a table never has more seekers than seats. TTL: each
+  claim, seat given back or table reopened holds both keys for ``bucket_ttl`` (the game TTL)
+  more, so a bucket that no seek uses again leaves nothing behind once its tables are gone.
 """
 
 from __future__ import annotations
@@ -76,9 +78,14 @@ class TableKind:
         return cls(preset, int(players), int(turn_seconds))
 
 
+#: How long a seek bucket's keys outlive their last claim unless told (the default game TTL).
+BUCKET_TTL = 7 * 24 * 3600
+
+
 class Lobby:
-    def __init__(self, client: redis.Redis | RedisCluster) -> None:
+    def __init__(self, client: redis.Redis | RedisCluster, bucket_ttl: int = BUCKET_TTL) -> None:
         self.client = client
+        self.bucket_ttl = int(bucket_ttl)
         self._claim = client.register_script(scripts.CLAIM_SEEK_SEAT)
         self._close = client.register_script(scripts.CLOSE_SEEK_TABLE)
         self._forget = client.register_script(scripts.FORGET_SEEKER)
@@ -160,7 +167,8 @@ class Lobby:
         """The next seeker's table and seat in ``bucket``; ``True`` when the table is new (the
         seeker makes it, as ``fresh_id``). Seat -1: that table seats ``player`` already."""
         game, seat, created = self._claim(
-            keys=list(keys.seek_keys(bucket)), args=[fresh_id, seats, now_ms, player or ""]
+            keys=list(keys.seek_keys(bucket)),
+            args=[fresh_id, seats, now_ms, player or "", self.bucket_ttl],
         )
         return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
 
@@ -173,14 +181,15 @@ class Lobby:
     def give_back(self, bucket: str, game_id: str) -> bool:
         """A seat claimed at ``game_id`` was not taken (the seek failed): the next seek of
         the bucket may have it, unless the table was closed meanwhile."""
-        return bool(self._give_back(keys=list(keys.seek_keys(bucket)), args=[game_id]))
+        names = list(keys.seek_keys(bucket))
+        return bool(self._give_back(keys=names, args=[game_id, self.bucket_ttl]))
 
     def reopen(self, bucket: str, game_id: str, taken: int) -> bool:
         """A seat of a table that left its bucket full is open again: the table is back, first
         in line, with ``taken`` seats counted as claimed. A table still in its bucket keeps its
         count (seekers may hold claims there not yet taken). Whether it came back."""
         names = list(keys.seek_keys(bucket))
-        return bool(self._reopen(keys=names, args=[game_id, taken]))
+        return bool(self._reopen(keys=names, args=[game_id, taken, self.bucket_ttl]))
 
     def close(self, bucket: str, game_id: str) -> int:
         """Take the table out of its bucket; the seats seekers claimed on it."""

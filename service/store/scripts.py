@@ -297,7 +297,7 @@ return 1
 # KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats, and
 # (field "<table>|p") the players seated by seeks as " <id> <id> " (an id holds no space)
 # ARGV[1] = a fresh game id  ARGV[2] = seats a table has  ARGV[3] = now (ms)
-# ARGV[4] = the seeker's player id, or "" (anonymous)
+# ARGV[4] = the seeker's player id, or "" (anonymous)  ARGV[5] = the bucket's lifetime (seconds)
 # The seat of the next seeker: the first free seat of the oldest table with one (a table is
 # dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
 # ARGV[1]. Returns {game id, seat, 1 if the table is new}, or {game id, -1, 0} when that table
@@ -305,7 +305,13 @@ return 1
 # no table is ever given more seekers than seats, nor a player twice. A table whose seats are
 # all claimed keeps its counts until it is closed (CLOSE_SEEK_TABLE: its last seat taken, or
 # its open seats given to bots), so that a claim not taken can be given back (GIVE_BACK_SEAT).
+# Every script that adds to a bucket holds both its keys for the bucket's lifetime from then
+# (the game TTL: a table lives that long after its last change, which reaches its bucket): a
+# bucket is named by its seek's options, of which there are very many, and one whose last
+# table expired unclaimed would otherwise keep its keys for ever.
 CLAIM_SEEK_SEAT = """
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
 local size = tonumber(ARGV[2])
 local player = ARGV[4]
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
@@ -323,6 +329,8 @@ end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], 1)
 if player ~= '' then redis.call('HSET', KEYS[2], ARGV[1] .. '|p', ' ' .. player .. ' ') end
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
 return {ARGV[1], 0, 1}
 """
 
@@ -336,7 +344,7 @@ redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p')
 return claimed
 """
 
-# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = the bucket's lifetime
 # A seat claimed there that its seeker did not take (its request failed) is claimable again,
 # and the table back in its bucket, first in line (its seekers wait there), unless the table
 # was closed meanwhile. Returns 1 when given back.
@@ -344,10 +352,13 @@ GIVE_BACK_SEAT = """
 if not redis.call('HGET', KEYS[2], ARGV[1]) then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[1], -1)
 redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
 return 1
 """
 
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = its seats taken
+# ARGV[3] = the bucket's lifetime
 # A table that left the bucket full has a seat open again (taken by a seek whose request
 # failed): it is back, first in line, with its taken seats claimed. A table still in the
 # bucket is left as it is: its count holds claims not yet taken. Returns 1 when put back.
@@ -355,6 +366,8 @@ REOPEN_SEEK_TABLE = """
 if redis.call('HGET', KEYS[2], ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 

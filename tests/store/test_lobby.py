@@ -163,3 +163,34 @@ def test_a_table_sorted_into_its_sets_while_its_delisting_runs_leaves_them_all(
     assert listed(lobby, Filter()) == listed(lobby, Filter(players=3)) == []
     assert redis_client.hlen(keys.LOBBY_KINDS) == 0
     assert lobby.unsorted(10) == []
+
+
+def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
+    redis_client: redis.Redis,
+) -> None:
+    """A bucket is named by its seek's options (``turn_seconds`` alone has tens of thousands of
+    values): one whose last table expired unfilled, and that no seek uses again, must not keep
+    its keys for ever. Each write of a bucket holds its keys for as long as a table can live
+    since its last change (the game TTL), so a table still in the bucket is never dropped."""
+    lobby = Lobby(redis_client, bucket_ttl=600)
+    order, claims = keys.seek_keys("b")
+
+    def lives() -> list[int]:
+        return [int(redis_client.ttl(name)) for name in (order, claims)]
+
+    lobby.claim("b", "first0000", 3, 1, "player000001")
+    assert all(500 < ttl <= 600 for ttl in lives())
+    redis_client.expire(order, 5)
+    redis_client.expire(claims, 5)
+    lobby.claim("b", "fresh0000", 3, 2, "player000002")
+    assert all(500 < ttl <= 600 for ttl in lives())
+    lobby.forget("b", "first0000", "player000002")
+    lobby.claim("b", "fresh0001", 3, 3)  # the table full: out of its bucket, counts kept
+    redis_client.expire(order, 5)
+    redis_client.expire(claims, 5)
+    assert lobby.give_back("b", "first0000")
+    assert all(500 < ttl <= 600 for ttl in lives())
+    lobby.close("b", "first0000")
+    redis_client.delete(order, claims)
+    assert lobby.reopen("b", "first0000", 2)
+    assert all(500 < ttl <= 600 for ttl in lives())
