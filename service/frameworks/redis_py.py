@@ -15,12 +15,13 @@ node refuses (CROSSSLOT) when they hash to several slots; it renews them one slo
 None may be less resilient than redis-py: a checked-out connection that Redis closed (a
 restart, ``CLIENT KILL``, a proxy's idle timeout) is reconnected before use exactly as
 redis-py's pool does, and a command that meets a broken connection is sent once more on a fresh
-one, as redis-py's client does with :data:`RETRY`. Retrying is safe for every command sent
-here: reads; a compare-and-set whose reply was lost is refused on the second try (the version
-moved) and decided again by the caller on the stored record; what is left is covered by
-Idempotency-Key replays. A timeout is never retried: a Redis that hangs must cost a request one
-``socket_timeout``, not two. ``tests/frameworks/test_redis_py.py`` holds both to redis-py's own
-answers, under connection loss too.
+one, as redis-py's client does with :data:`RETRY`. A write (:meth:`Direct.write`, the
+compare-and-set) is sent once more only if it never left: once sent, a broken connection may
+have taken its reply after Redis ran it, and sent again it would find its own change and answer
+that another came first. It raises :class:`ReplyLost` instead, and its caller looks at what is
+stored, as after a timeout. A timeout is never retried: a Redis that hangs must cost a request
+one ``socket_timeout``, not two. ``tests/frameworks/test_redis_py.py`` holds both to redis-py's
+own answers, under connection loss too.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ WAIT_MS = 200
 class PoolExhausted(redis.ConnectionError):
     """Every pooled connection stayed busy for the pool's timeout: nothing was sent, and trying
     again at once would only wait as long once more."""
+
+
+class ReplyLost(redis.ConnectionError):
+    """The connection broke between sending the command and reading its reply: Redis may have
+    run it. A write is never sent again after it."""
 
 
 class LeanPool(redis.BlockingConnectionPool):
@@ -112,23 +118,38 @@ class Direct:
 
     def execute(self, *args: EncodableArg) -> Any:
         """The raw reply of one command (a Redis error reply raises ResponseError)."""
+        return self._execute(args, resend=True)
+
+    def _execute(self, args: tuple[EncodableArg, ...], *, resend: bool) -> Any:
+        """``resend``: a command whose reply got lost is sent again (a read's)."""
         if self.pool is None:
             return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
         try:
             return self._send(self.pool, args)
         except PoolExhausted:
             raise
+        except ReplyLost:
+            if not resend:
+                raise
+            return self._send(self.pool, args)
         except RETRIED_ERRORS:
-            return self._send(self.pool, args)  # the broken connection was dropped
+            return self._send(self.pool, args)  # never sent: the broken connection was dropped
 
     @staticmethod
     def _send(pool: redis.ConnectionPool, args: tuple[EncodableArg, ...]) -> Any:
         conn: Any = pool.get_connection()
+        sent = False
         try:
             conn.send_command(*args)
+            sent = True
             return conn.read_response()
         except ResponseError:
             raise  # the reply was read whole: the connection stays usable
+        except RETRIED_ERRORS as err:
+            conn.disconnect()
+            if sent:
+                raise ReplyLost(str(err)) from err
+            raise
         except BaseException:
             # A timeout or a broken socket leaves an unknown reply on the wire: never reuse it.
             conn.disconnect()
@@ -140,11 +161,13 @@ class Direct:
         """A command that writes ``key``: :meth:`execute`, and on a cluster followed by WAIT on
         the same connection of the key's master."""
         if not isinstance(self.client, RedisCluster):
-            return self.execute(*args)
+            return self._execute(args, resend=False)
         if self.client.get_node_from_key(key, replica=True) is None:  # type: ignore[no-untyped-call]
             return self.execute(*args)  # no replica to wait for (WAIT would sit out WAIT_MS)
         try:
             reply = self._write_and_wait(key, args)
+        except ReplyLost:
+            raise
         except RETRIED_ERRORS:
             reply = self._write_and_wait(key, args)  # on the master the slot map names now
         if isinstance(reply, MovedError | AskError):
@@ -166,14 +189,18 @@ class Direct:
         except (redis.ConnectionError, redis.TimeoutError):
             self._refresh()  # the master may be gone: learn who serves its slots now
             raise
+        sent = False
         try:
             conn.send_packed_command(
                 conn.pack_commands([args, ("WAIT", REPLICAS_TO_WAIT, WAIT_MS)])
             )
+            sent = True
             reply, _ = _reply(conn), _reply(conn)
-        except (redis.ConnectionError, redis.TimeoutError):
+        except (redis.ConnectionError, redis.TimeoutError) as err:
             conn.disconnect()
             self._refresh()
+            if sent and isinstance(err, redis.ConnectionError):
+                raise ReplyLost(str(err)) from err
             raise
         except BaseException:
             conn.disconnect()

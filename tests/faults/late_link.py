@@ -1,7 +1,8 @@
 """A TCP link between the service and a real Redis that can hold one command back until its
 sender gave up waiting (its socket timeout) and closed the connection, then deliver it: a
 command that reaches a slow Redis late, and is run there after its client answered 503. Or
-drop it: a command lost with its connection, never run.
+drop it: a command lost with its connection, never run. Or deliver it at once and lose its
+reply: the connection breaks after Redis ran the command, before its sender heard the answer.
 
 Nothing of Redis is imitated: bytes pass through unchanged, only later."""
 
@@ -26,6 +27,8 @@ class LateLink:
         self.late = 0.0  # ... this many seconds after its sender left
         self.held = threading.Event()  # a command was held back
         self.delivered = threading.Event()  # ... and delivered after its sender left
+        self.lose = b""  # the marker of a command whose reply is to be lost, once
+        self.lost = threading.Event()  # a reply was lost (its connection broken)
         self._server = socket.create_server(("127.0.0.1", self.port))
         self._stop = threading.Event()
 
@@ -42,6 +45,12 @@ class LateLink:
         self.late = late
         self.hold = marker
 
+    def lose_reply_of_next(self, marker: bytes) -> None:
+        """Deliver the next command whose bytes contain ``marker``, then break its connection
+        instead of passing Redis's reply back."""
+        self.lost.clear()
+        self.lose = marker
+
     def __enter__(self) -> Self:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
@@ -57,10 +66,12 @@ class LateLink:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            threading.Thread(target=self._down, args=(upstream, client), daemon=True).start()
-            threading.Thread(target=self._up, args=(client, upstream), daemon=True).start()
+            losing = threading.Event()  # this connection's next reply is to be lost
+            args = (upstream, client, losing)
+            threading.Thread(target=self._down, args=args, daemon=True).start()
+            threading.Thread(target=self._up, args=(client, upstream, losing), daemon=True).start()
 
-    def _up(self, client: socket.socket, upstream: socket.socket) -> None:
+    def _up(self, client: socket.socket, upstream: socket.socket, losing: threading.Event) -> None:
         """The client's bytes to Redis; a held command goes once the client has closed."""
         held = b""
         with closing(client, upstream):
@@ -70,15 +81,26 @@ class LateLink:
                     held += data
                     self.held.set()
                     continue
+                if self.lose and self.lose in data:
+                    self.lose = b""
+                    losing.set()
                 upstream.sendall(data)
             if held and self.deliver:  # the sender gave up: its command reaches Redis now
                 time.sleep(self.late)
                 upstream.sendall(held)
                 self.delivered.set()
 
-    def _down(self, upstream: socket.socket, client: socket.socket) -> None:
+    def _down(
+        self, upstream: socket.socket, client: socket.socket, losing: threading.Event
+    ) -> None:
         with closing(client, upstream):
             for data in chunks(upstream):
+                if losing.is_set():  # Redis ran the command: its answer never arrives
+                    self.lost.set()  # first: the sender hears of it at the shutdown
+                    for sock in (client, upstream):
+                        with contextlib.suppress(OSError):
+                            sock.shutdown(socket.SHUT_RDWR)
+                    return
                 client.sendall(data)
 
 

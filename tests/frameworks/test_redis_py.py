@@ -17,6 +17,7 @@ import redis
 from devstack.redis_server import RedisServer
 from service.frameworks.redis_py import RETRY, Direct, LeanPool, PoolExhausted, Script
 from service.store.connection import Limits, connect
+from tests.faults.late_link import LateLink
 
 
 @pytest.fixture()
@@ -240,3 +241,25 @@ def _kill(server: RedisServer) -> None:
     assert server.proc is not None
     server.proc.kill()
     server.proc.wait()
+
+
+def test_a_write_whose_reply_was_lost_is_not_sent_again(redis_server: RedisServer) -> None:
+    """The connection breaks after Redis ran the script, before its reply arrived: the script
+    may have run, so it is not sent a second time (a compare-and-set sent again finds its own
+    change and answers that another one came first). The error says the outcome is unknown;
+    the caller looks at what is stored. A read is sent again as before."""
+    with LateLink(redis_server.port) as link:
+        client = connect(link.url, limits=Limits(pool_size=2))
+        assert isinstance(client, redis.Redis)
+        client.delete("n")
+        source = "return redis.call('INCR', KEYS[1])"
+        script = Script(Direct(client), source)
+        assert script(keys=["n"], args=[]) == 1
+        link.lose_reply_of_next(script.sha.encode())
+        with pytest.raises(redis.ConnectionError):
+            script(keys=["n"], args=[])
+        assert link.lost.is_set()
+        assert client.get("n") == b"2"  # run once
+        link.lose_reply_of_next(b"GET")
+        assert Direct(client).execute("GET", "n") == b"2"  # a read: sent again at once
+        assert link.lost.is_set()
