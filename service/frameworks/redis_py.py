@@ -158,18 +158,19 @@ class Direct:
             pool.release(conn)
 
     def write(self, key: str, *args: EncodableArg) -> Any:
-        """A command that writes ``key``: :meth:`execute`, and on a cluster followed by WAIT on
-        the same connection of the key's master."""
+        """A command that writes ``key``: :meth:`execute` without sending it again once sent,
+        and on a cluster, on the key's master, followed by WAIT on the same connection when the
+        master has a replica (else WAIT would sit out WAIT_MS). The cluster client's own path
+        is not used: it sends a command again after any connection error."""
         if not isinstance(self.client, RedisCluster):
             return self._execute(args, resend=False)
-        if self.client.get_node_from_key(key, replica=True) is None:  # type: ignore[no-untyped-call]
-            return self.execute(*args)  # no replica to wait for (WAIT would sit out WAIT_MS)
+        wait = self.client.get_node_from_key(key, replica=True) is not None  # type: ignore[no-untyped-call]
         try:
-            reply = self._write_and_wait(key, args)
+            reply = self._write_and_wait(key, args, wait)
         except ReplyLost:
             raise
         except RETRIED_ERRORS:
-            reply = self._write_and_wait(key, args)  # on the master the slot map names now
+            reply = self._write_and_wait(key, args, wait)  # on the master the slot map names now
         if isinstance(reply, MovedError | AskError):
             # Not run there (the slot moves): the cluster client's own path follows it.
             self._refresh()
@@ -178,9 +179,10 @@ class Direct:
             raise reply
         return reply
 
-    def _write_and_wait(self, key: str, args: tuple[EncodableArg, ...]) -> Any:
-        """The command's reply (an error reply returned) after WAIT, on the key's master; a
-        connection that fails makes the slot map be read again before the error is raised."""
+    def _write_and_wait(self, key: str, args: tuple[EncodableArg, ...], wait: bool) -> Any:
+        """The command's reply (an error reply returned), after WAIT if ``wait``, on the key's
+        master; a connection that fails makes the slot map be read again before the error is
+        raised."""
         assert isinstance(self.client, RedisCluster)
         node = self.client.get_node_from_key(key)  # type: ignore[no-untyped-call]
         pool = self.client.get_redis_connection(node).connection_pool
@@ -191,11 +193,12 @@ class Direct:
             raise
         sent = False
         try:
-            conn.send_packed_command(
-                conn.pack_commands([args, ("WAIT", REPLICAS_TO_WAIT, WAIT_MS)])
-            )
+            waits = [("WAIT", REPLICAS_TO_WAIT, WAIT_MS)] if wait else []
+            conn.send_packed_command(conn.pack_commands([args, *waits]))
             sent = True
-            reply, _ = _reply(conn), _reply(conn)
+            reply = _reply(conn)
+            for _ in waits:
+                _reply(conn)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             conn.disconnect()
             self._refresh()
