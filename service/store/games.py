@@ -271,12 +271,14 @@ class GameStore:
         self.undealt_ttl = int(min(undealt_ttl, game_ttl))
         self.rate_window = int(rate_window)  # seconds; 0: requests are not counted
         self.max_entries = int(max_entries)
-        self._create = client.register_script(scripts.CREATE_GAME)
         self._set_due = client.register_script(scripts.SET_DUE)
         self.sharded = isinstance(client, RedisCluster)  # a due set per slot (see keys.due_key)
         # The two commands of nearly every request skip redis-py's per-command layers.
         self.direct = Direct(client)
         self._cas = Script(self.direct, scripts.COMPARE_AND_SET)
+        # Like the compare-and-set, a creation whose reply got lost is not sent again: it would
+        # find its own game and take the id for another's (ReplyLost, a 503, instead).
+        self._create = Script(self.direct, scripts.CREATE_GAME)
         self._count = client.register_script(scripts.COUNT_REQUEST)
         self._claim_rematch = client.register_script(scripts.CLAIM_REMATCH)
         self._close_rematch_claims = client.register_script(scripts.CLOSE_REMATCH_CLAIMS)

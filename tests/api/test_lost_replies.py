@@ -86,3 +86,25 @@ def test_a_seek_whose_seat_reply_was_lost_takes_no_second_seat(
     again: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}).json
     assert (again["game_id"], again["seat"]) == (first["game_id"], 1)
     assert [open_ for _, open_ in seats()] == [False, False, True]
+
+
+def test_a_seek_whose_new_tables_reply_was_lost_is_a_503_and_leaves_no_seat_held(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """The seek makes its table under the id its claim drew; Redis makes it, and the reply is
+    lost. Sent again, the creation found its own table and refused the id (a 500)."""
+    client = linked_client
+    seek = {"name": "ann", "players": 2}
+    link.lose_reply_of_next(str(redis_client.script_load(scripts.CREATE_GAME)).encode())
+    r = client.post("/api/v1/lobby/seek", json=seek)
+    assert link.lost.is_set()
+    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
+    made = [k for k in redis_client.scan_iter(match="mt:{*}") if k.count(b":") == 1]
+    assert len(made) == 1  # the table was made once
+    game_id = made[0].decode()[4:-1]
+
+    def seat_open() -> bool:
+        players = client.get(f"/api/v1/games/{game_id}").json["players"]  # type: ignore[index]
+        return bool(players[0]["open"])
+
+    eventually(seat_open, 30, "the seat taken under a token nobody holds never opened")
