@@ -440,16 +440,21 @@ class GameStore:
             pipe.get(idem)
         if counter is not None:
             pipe.execute_command("EVAL", scripts.COUNT_REQUEST, 1, counter, self.rate_window, cost)
-        replies = iter(pipe.execute())
-        read = _Read(next(replies))
+        # The mark and the counter are writes riding on a read: one Redis refuses (full, or a
+        # replica after a failover) leaves the read standing, unmarked and uncounted, as what
+        # is refused then is every change anyway. An error of a read is raised.
+        replies = iter(pipe.execute(raise_on_error=False))
+        read = _Read(_read_reply(next(replies)))
         if mark is not None:
-            next(replies)  # the seat marked, or -1
+            next(replies)  # the seat marked, or -1, or the refusal
         if presence:
-            read.presence = next(replies)
+            read.presence = _read_reply(next(replies))
         if idem is not None:
-            read.kept = next(replies)
+            read.kept = _read_reply(next(replies))
         if counter is not None:
-            read.rate = next(replies)
+            counted = next(replies)
+            if not isinstance(counted, redis.ResponseError):
+                read.rate = counted
         return read
 
     def save(
@@ -646,6 +651,13 @@ def _record(
         rate_reset=rate_reset,
         presence=presence,
     )
+
+
+def _read_reply(reply: Any) -> Any:
+    """A pipelined read's reply; its error raised."""
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
 
 
 def _due_arg(due: int | None) -> int | str:
