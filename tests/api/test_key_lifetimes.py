@@ -96,3 +96,45 @@ def test_every_key_of_a_played_game_expires(
         if redis_client.ttl(name) < 0 and not SHARED.fullmatch(key):
             forever.append((key, redis_client.type(name).decode()))
     assert forever == []
+
+
+def test_every_key_of_a_rated_game_with_a_bot_and_a_joiner_expires(
+    counted_client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    """A rated game of two players and a bot, one player seated by an invite: the ratings write
+    the players' keys (durable by design) and nothing of the game lives for ever."""
+    client = counted_client
+    made = [client.post("/api/v1/players", json={"name": n}).json for n in ("pat", "quin")]
+    tokens = [p["player_token"] for p in made]  # type: ignore[index]
+    seats = [{"name": "pat", "player_token": tokens[0]}, {"open": True}]
+    body = {"players": [*seats, {"name": "cpu", "bot": "random"}], "rated": True}
+    body["options"] = {"rounds": 1}
+    r = client.post("/api/v1/games", json=body, headers=keyed())
+    assert r.status_code == 201, r.json
+    created: Any = r.json
+    invite = created["seats"][1]["invite"]
+    joined = {"invite": invite, "name": "quin", "player_token": tokens[1]}
+    r = client.post(f"/api/v1/games/{created['game_id']}/join", json=joined, headers=keyed())
+    assert r.status_code == 201, r.json
+    created["seats"][1]["token"] = r.json["token"]  # type: ignore[index]
+    created["seats"][2]["token"] = "no token: a bot"
+    game = Game(client, created)
+    r = client.post(game.url + "/deal", headers=bearer(game.host))
+    assert r.status_code == 200, r.json
+    view: Any = r.json
+    rng = random.Random(9)
+    while view["status"] == "in_round":
+        seat = view["turn"]
+        r = game.move(seat, rng.choice(game.legal(seat)), **keyed())
+        assert r.status_code == 200, r.json
+        view = r.json
+    assert view["status"] == "game_over"
+    player = client.get(f"/api/v1/players/{made[0]['player_id']}").json  # type: ignore[index]
+    assert player["games"] == 1, player  # type: ignore[index]
+    forever = sorted(
+        name.decode()
+        for name in redis_client.scan_iter(match="mt:*")
+        if redis_client.ttl(name) < 0 and not SHARED.fullmatch(name.decode())
+    )
+    assert forever == []
+    assert redis_client.exists(f"mt:{{player:{made[0]['player_id']}}}:rated")  # type: ignore[index]
