@@ -446,14 +446,14 @@ class GameStore:
         replies = iter(pipe.execute(raise_on_error=False))
         read = _Read(_read_reply(next(replies)))
         if mark is not None:
-            next(replies)  # the seat marked, or -1, or the refusal
+            _write_reply(next(replies))  # the seat marked, or -1
         if presence:
             read.presence = _read_reply(next(replies))
         if idem is not None:
             read.kept = _read_reply(next(replies))
         if counter is not None:
-            counted = next(replies)
-            if not isinstance(counted, redis.ResponseError):
+            counted = _write_reply(next(replies))
+            if counted is not None:
                 read.rate = counted
         return read
 
@@ -658,6 +658,22 @@ def _read_reply(reply: Any) -> Any:
     if isinstance(reply, Exception):
         raise reply
     return reply
+
+
+#: What a Redis that refuses every write says (full under ``noeviction``, or a replica after a
+#: failover), as such or inside a script's error.
+WRITES_REFUSED = ("OOM command not allowed", "READONLY", "read only replica")
+
+
+def _write_reply(reply: Any) -> Any:
+    """A pipelined write's reply riding on a read: None when Redis refuses writes (the read
+    stands), any other error raised."""
+    if isinstance(reply, redis.ResponseError):
+        if isinstance(reply, redis.exceptions.OutOfMemoryError | redis.exceptions.ReadOnlyError):
+            return None
+        if any(refusal in str(reply) for refusal in WRITES_REFUSED):
+            return None
+    return _read_reply(reply)
 
 
 def _due_arg(due: int | None) -> int | str:
