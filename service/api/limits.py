@@ -51,18 +51,30 @@ IPV6_CLIENT_PREFIX = 64
 
 def client_address() -> str:
     """What every per-address limit counts the request against: an IPv4 address as it is, an
-    IPv6 one as its /64, an IPv4-mapped IPv6 one as its IPv4 address (the same client through
-    a dual-stack socket)."""
+    IPv6 one as its /64, one that carries its client's IPv4 address as that address."""
     address = request.remote_addr or "unknown"
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return address  # not an IP (a Unix socket's peer, a test's name): as it is
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
+        carried = carried_ipv4(ip)
+        if carried is not None:
+            return str(carried)
         return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
     return str(ip)
+
+
+def carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 client an IPv6 address stands for: IPv4-mapped (the same client through a
+    dual-stack socket), 6to4 (its router's address, which holds all of 2002:<it>::/48: by /64
+    one IPv4 address would count 65,536 times), Teredo (the client's NAT, whose /64 is the
+    relay server's, shared by every client of that server)."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    return None if ip.teredo is None else ip.teredo[1]
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,30 @@ def test_an_ipv6_client_is_counted_by_its_64(
     assert redis_client.exists(K.address_rate_key("create", "2001:db8:aa:bb::/64"))
 
 
+def test_an_ipv6_address_carrying_an_ipv4_one_is_counted_as_that_ipv4_client(
+    redis_server: RedisServer,
+) -> None:
+    """A 6to4 site holds the whole 2002:<its IPv4>::/48, 65,536 /64s, on one IPv4 address; a
+    Teredo address's /64 is its relay server's, shared by every client of that server, and
+    carries the client's own (NAT) IPv4 address further on. Either is counted as the IPv4
+    address it carries, as an IPv4-mapped one is."""
+    client = limited_app(redis_server).test_client()
+
+    def made(address: str) -> int:
+        return client.post(CREATE, json=BODY, **from_address(address)).status_code
+
+    # 203.0.113.50 is cb00:7132: three subnets of its 6to4 /48, then the address itself.
+    sixtofour = [f"2002:cb00:7132:{n:x}::1" for n in range(1, 4)] + ["203.0.113.50"]
+    assert [made(a) for a in sixtofour] == [201, 201, 201, 429]
+    # Two clients of one Teredo server (65.54.227.120): 203.0.113.51 and 203.0.113.52, each
+    # stored inverted in the last 32 bits. The second keeps its own allowance...
+    first, second = "2001:0:4136:e378:8000:63bf:34ff:8ecc", "2001:0:4136:e378:8000:63bf:34ff:8ecb"
+    assert [made(first) for _ in range(3)] == [201, 201, 201]
+    assert made(second) == 201
+    # ...and the first is the IPv4 client it carries.
+    assert made("203.0.113.51") == 429
+
+
 def test_an_ipv6_client_holds_its_open_streams_by_its_64(redis_server: RedisServer) -> None:
     """The open-streams cap (a cap on what is held at once, not a window) keys the same way."""
     app = limited_app(redis_server, STREAMS_PER_ADDRESS=1)
