@@ -198,29 +198,41 @@ def _coerce(name: str, raw: Any) -> Any:
     return str(raw)
 
 
-#: A URL's password, as ``//user:password@`` (hidden in a refusal: it goes to the log).
-_URL_PASSWORD = re.compile(r"(//[^/@]*?:)[^/@]*@")
+#: A password in the query: redis-py takes ``?password=`` as it takes ``user:password@``.
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*")
 
 
 def hide_password(url: str) -> str:
-    """``url`` as it may be shown (a log line, an error): its password, if any, as ``***``."""
-    return _URL_PASSWORD.sub(r"\1***@", url)
+    """``url`` as it may be shown (a log line, an error): its password, if any, as ``***``.
+    The user part runs to the last ``@``: a password with an unencoded ``/``, ``?`` or ``#`` (a
+    generated base64 one) ends the URL's host part early, and a shorter match showed the rest."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        head, rest = "", url
+    user, at, host = rest.rpartition("@")
+    if at and ":" in user:
+        rest = f"{user.split(':', 1)[0]}:***@{host}"
+    return head + sep + _QUERY_PASSWORD.sub(r"\1***", rest)
 
 
 def check_redis_url(url: str) -> None:
     """Refuse what redis-py would refuse only in each worker as it boots (a port that is no
-    number), or take silently as database 0 (``/sessions``). The message hides the password."""
+    number), or take silently as database 0 (``/sessions``). The message shows the URL with its
+    password hidden, never a parsed part: with an unencoded ``/`` in the password, the parsed
+    port or database is a piece of the password."""
     shown = hide_password(url)
     if not url.startswith(REDIS_SCHEMES):
         raise SettingError(f"REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, not {shown!r}")
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 (parsed on access)
-    except ValueError as err:  # "Port out of range 0-65535", "Port could not be cast ..."
-        raise SettingError(f"REDIS_URL has a bad port ({err}): {shown!r}") from None
+    except ValueError:  # no number, or out of range
+        raise SettingError(
+            f"REDIS_URL has a bad port (a number from 0 to 65535 expected): {shown!r}"
+        ) from None
     database = parts.path.strip("/")
     if parts.scheme != "unix" and database and not database.isdigit():
-        raise SettingError(f"REDIS_URL's database must be a whole number, not {database!r}")
+        raise SettingError(f"REDIS_URL's database must be a whole number: {shown!r}")
 
 
 def load_settings(config: Mapping[str, Any] | None = None) -> Settings:

@@ -134,6 +134,32 @@ def test_gunicorn_refuses_a_bad_setting_at_start_saying_which(
     assert "Booting worker" not in text, "refused before any worker started"
 
 
+#: Refused URLs whose password (``hunter2``) the refusal echoed: unencoded ``/``, ``#`` or ``?``
+#: (a generated base64 password has ``/``) end the host part early, so the parsed port or
+#: database is a piece of the password; a URL without its scheme; a password in the query,
+#: which redis-py takes as well as the one before ``@``.
+LEAKY_URLS = [
+    "redis://:hunter2/x@127.0.0.1:6379/0",
+    "redis://:12/hunter2@127.0.0.1:6379/0",
+    "redis://:hunter2#x@127.0.0.1:6379/0",
+    "default:hunter2@127.0.0.1:6379",
+    "redis://127.0.0.1:notaport/0?password=hunter2",
+]
+
+
+@pytest.mark.parametrize("url", LEAKY_URLS)
+def test_gunicorn_refusing_a_redis_url_never_logs_its_password(
+    redis_server: RedisServer, tmp_path: Path, url: str
+) -> None:
+    log = tmp_path / "gunicorn.log"
+    server = Gunicorn(redis_server.url, env={"REDIS_URL": url}, log_path=log)
+    with pytest.raises(RuntimeError, match="exited"):
+        server.start(timeout=60)
+    text = log.read_text()
+    assert "REDIS_URL" in text, text[-3000:]
+    assert "hunter2" not in text, text[-3000:]
+
+
 def test_the_worker_refuses_a_bad_setting_at_start_saying_which(
     redis_server: RedisServer,
 ) -> None:
