@@ -126,6 +126,28 @@ def test_k8s_streams_pool_is_wired_to_the_events_route() -> None:
     assert path["backend"]["service"]["name"] == kinds["Service"]["metadata"]["name"]
 
 
+def test_every_k8s_pod_serving_http_is_scraped_on_its_own_port() -> None:
+    """Each pool counts its own requests and streams: a pod left unscraped loses them."""
+    deployments = [
+        doc
+        for path in sorted(K8S.glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc and doc.get("kind") == "Deployment"
+    ]
+    assert len(deployments) >= 2
+    for deployment in deployments:
+        pod = deployment["spec"]["template"]
+        (container,) = pod["spec"]["containers"]
+        ports = {str(p["containerPort"]) for p in container.get("ports", [])}
+        if not ports:
+            continue  # no HTTP server in it
+        notes = pod["metadata"].get("annotations", {})
+        name = deployment["metadata"]["name"]
+        assert notes.get("prometheus.io/scrape") == "true", name
+        assert notes.get("prometheus.io/port") in ports, name
+        assert notes.get("prometheus.io/path") == "/metrics", name
+
+
 def test_k8s_deployment_probes_resources_and_wiring() -> None:
     docs = _manifests()
     deployment = docs["Deployment"]
