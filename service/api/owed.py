@@ -12,6 +12,13 @@ A write owed for a change whose compare-and-set failed with a Redis error first 
 the change was stored: a slow Redis may run it seconds later. One that does not find it yet
 (:class:`NotYet`) looks again at growing intervals, for a bounded time.
 
+A write Redis does not answer (away, or hung) is tried again less and less often, up to every
+:data:`AWAY_MAX_WAIT_SECONDS`, while the others go on: one aimed at a node that is gone holds
+back no write to another, only the later writes of its own game (the key's second part), which
+keep their order. Every write is given up :data:`MAX_AGE_SECONDS` after it is first owed: a
+Redis away that long has lost or replaced what the write is for (the worker's sweep queues
+the games owed a move again), and a process owes no write for ever.
+
 Every write owed is idempotent (a queued game is decided from its stored record when its job
 runs; a delivery is stored under its own id; a table is listed or taken out by its id), so one
 made twice or late does no harm. A process that dies while Redis is away still loses what it
@@ -26,7 +33,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -47,8 +54,12 @@ MAX_TRIES = 3_600
 LOOK_FIRST_SECONDS = 1.0
 LOOK_GROWTH = 2.0
 LOOK_FOR_SECONDS = 60.0
-#: Errors that say Redis is away: the writes after one wait for the next turn, untried.
+#: Errors that say Redis is away: the write waits twice as long each time, up to
+#: :data:`AWAY_MAX_WAIT_SECONDS`, so a Redis that is away costs few timeouts a turn.
 AWAY = (redis.ConnectionError, redis.TimeoutError)
+AWAY_MAX_WAIT_SECONDS = 30.0
+#: An owed write not made this long after it is first owed is given up (logged as an error).
+MAX_AGE_SECONDS = 3_600.0
 
 
 def write_or_owe(key: str, write: Callable[[], Any]) -> None:
@@ -80,6 +91,13 @@ class _Owing:
     at: float = 0.0  # time.monotonic() of its next try
     wait: float = 0.0  # before the next look, if this one finds nothing yet
     until: float = math.inf  # looks that find nothing are given up after this (set at the first)
+    since: float = field(default_factory=time.monotonic)  # first owed (see MAX_AGE_SECONDS)
+    away_wait: float = 0.0  # the wait until the next try, after Redis did not answer the last
+
+
+def _game(key: str) -> str:
+    """The game an owed key is for: keys are ``what:game_id[:...]``."""
+    return key.split(":", 2)[1] if ":" in key else key
 
 
 class Owed:
@@ -120,15 +138,32 @@ class Owed:
                 if not self._writes:
                     self._thread = None
                     return
-                waiting = [(key, owing) for key, owing in self._writes.items() if owing.at <= now]
-            self._retry(waiting)
+                self._expire(now)
+                owed = list(self._writes.items())
+            self._retry(owed, now)
 
-    def _retry(self, waiting: list[tuple[str, _Owing]]) -> None:
-        for key, owing in waiting:
+    def _expire(self, now: float) -> None:
+        """Give up the writes owed longer than :data:`MAX_AGE_SECONDS` (under the lock)."""
+        for key in [k for k, owing in self._writes.items() if now - owing.since > MAX_AGE_SECONDS]:
+            del self._writes[key]
+            log.error("%s: owed write given up after %.0f s", key, MAX_AGE_SECONDS)
+
+    def _retry(self, owed: list[tuple[str, _Owing]], now: float) -> None:
+        """Try each write that is due: one Redis did not answer holds back the later writes of
+        its own game only (they keep their order), not the others."""
+        held: set[str] = set()
+        for key, owing in owed:
+            game = _game(key)
+            if game in held or owing.at > now:
+                if owing.away_wait:  # waiting for a Redis that did not answer
+                    held.add(game)
+                continue
             try:
                 owing.write()
             except AWAY:
-                return  # the rest wait for the next turn too
+                held.add(game)
+                self._away(key, owing)
+                continue
             except NotYet:
                 self._later(key, owing)
                 continue
@@ -155,6 +190,14 @@ class Owed:
                 log.info("%s: the change was not found stored: nothing owed", key)
                 return
             owing.at, owing.wait = now + owing.wait, owing.wait * LOOK_GROWTH
+
+    def _away(self, key: str, owing: _Owing) -> None:
+        """The next try of a write Redis did not answer, each a while longer after the last."""
+        with self._lock:
+            if self._writes.get(key) is owing:  # not replaced meanwhile
+                wait = max(RETRY_SECONDS, owing.away_wait * 2)
+                owing.away_wait = min(wait, AWAY_MAX_WAIT_SECONDS)
+                owing.at = time.monotonic() + owing.away_wait
 
     def _refused(self, key: str, owing: _Owing, err: Exception) -> None:
         with self._lock:

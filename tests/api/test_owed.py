@@ -144,3 +144,36 @@ def test_a_look_that_finds_nothing_yet_is_made_again_later_and_given_up_in_the_e
         assert made_within(lambda: len(owing) == 0, 3), "a look that never finds is kept"
         # 0.1, 0.2, 0.4 s apart, then the next would pass 1 s: a few looks, not one a turn.
         assert 3 <= looks["never"] <= 5, looks
+
+
+def test_a_write_to_a_redis_that_is_gone_holds_back_no_other_game(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A write owed to a Redis that never comes back (a node gone), owed first, while another
+    game's write to a Redis that answers is made; a later write of the first game keeps its
+    place behind it."""
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    with RedisServer(data_dir=str(tmp_path)) as gone, flushed_client(redis_server) as client:
+        dead = redis.Redis.from_url(gone.url, socket_timeout=0.5)
+        gone.stop()
+        owing = owed.Owed()
+        owing.add("delist:g1", lambda: dead.set("x", 1))
+        owing.add("list:g1", lambda: client.set("g1", 1))
+        owing.add("list:g2", lambda: client.set("g2", 1))
+        assert made_within(lambda: client.get("g2") == b"1"), "held back by another game's write"
+        time.sleep(0.3)
+        assert client.get("g1") is None, "made before the earlier write of its game"
+        assert len(owing) == 2
+
+
+def test_an_owed_write_is_given_up_after_its_lifetime(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(owed, "MAX_AGE_SECONDS", 0.5)
+    with RedisServer(data_dir=str(tmp_path)) as gone:
+        dead = redis.Redis.from_url(gone.url, socket_timeout=0.5)
+        gone.stop()
+        owing = owed.Owed()
+        owing.add("work:g1:None", lambda: dead.set("x", 1))
+        assert made_within(lambda: len(owing) == 0), "a write Redis never takes is owed for ever"
