@@ -74,16 +74,16 @@ class Webhooks:
     def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self.client = client
         self._take = client.register_script(scripts.TAKE_DUE_DELIVERIES)
+        self._register = client.register_script(scripts.REGISTER_HOOK)
 
     def register(self, player_id: str, url: str, events: list[HookEvent]) -> Hook | None:
-        """A new webhook of the player; None when it has ``MAX_HOOKS`` already."""
-        key = keys.player_hooks_key(player_id)
-        if int(self.client.hlen(key)) >= MAX_HOOKS:
-            return None
+        """A new webhook of the player; None when it has ``MAX_HOOKS`` already (counted and
+        written in one script: concurrent registrations never pass the cap)."""
         hook = Hook("wh_" + secrets.token_urlsafe(12), url, tuple(events), new_secret())
         fields = {"url": url, "events": list(events), "secret": hook.secret}
-        self.client.hset(key, hook.hook_id, orjson.dumps(fields))
-        return hook
+        key = keys.player_hooks_key(player_id)
+        made = self._register(keys=[key], args=[hook.hook_id, orjson.dumps(fields), MAX_HOOKS])
+        return hook if made else None
 
     def of_player(self, player_id: str) -> list[Hook]:
         found = cast("dict[bytes, bytes]", self.client.hgetall(keys.player_hooks_key(player_id)))

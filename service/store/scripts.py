@@ -436,6 +436,17 @@ end
 return found
 """
 
+# A player's new webhook, unless the player has ARGV[3] already: the count and the write in one
+# script, so concurrent registrations never pass the cap. KEYS[1]: the player's hooks hash;
+# ARGV: the hook's id, its JSON, the cap. Returns 1 when written, 0 at the cap.
+REGISTER_HOOK = """
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 # KEYS[1] = deliveries by due time  KEYS[2] = each delivery's JSON (one slot)
 # ARGV[1] = now (ms)  ARGV[2] = how many  ARGV[3] = a lease (ms)
 # The deliveries due now, each put back due after the lease: a sender that dies with one

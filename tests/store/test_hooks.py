@@ -9,7 +9,7 @@ import redis
 from standardwebhooks.webhooks import Webhook
 
 from service.store import keys
-from service.store.hooks import MAX_HOOKS, Delivery, HookEvent, Webhooks
+from service.store.hooks import MAX_HOOKS, Delivery, Hook, HookEvent, Webhooks
 
 
 @pytest.fixture()
@@ -91,3 +91,27 @@ def test_a_delivery_that_cannot_be_read_is_dropped_and_the_others_taken(
     assert sorted(d.delivery_id for d in taken) == ["msg_1", "msg_2"]
     assert hooks.pending() == 2
     assert redis_client.hmget(keys.HOOK_JOBS, ["msg_bad", "msg_worse"]) == [None, None]
+
+
+def test_concurrent_registrations_never_pass_the_cap(hooks: Webhooks) -> None:
+    """Registrations racing for a player's last free places: at most MAX_HOOKS are stored, and
+    every one answered as made is among them."""
+    import threading
+
+    threads, barrier = 30, threading.Barrier(30)
+    for round_ in range(3):
+        player = f"player00010{round_}"
+        made: list[Hook | None] = []
+
+        def register(n: int, player: str = player, made: list[Hook | None] = made) -> None:
+            barrier.wait()
+            made.append(hooks.register(player, f"https://x.example/{n}", []))
+
+        workers = [threading.Thread(target=register, args=(n,)) for n in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        stored = hooks.of_player(player)
+        assert len(stored) == MAX_HOOKS, f"{len(stored)} webhooks stored"
+        assert {h.hook_id for h in stored} == {h.hook_id for h in made if h}
