@@ -142,6 +142,9 @@ limit_request_line = 8190
 limit_request_fields = 2000
 limit_request_field_size = 8190
 errorlog = "-"
+# gunicorn's own lines name a request's target (an error escaping the app, a refused request
+# line), whose query may hold a token: they are written without it.
+logger_class = "service.frameworks.gunicorn_logs.QuerylessLogger"
 # gunicorn >= 25 opens a control socket under $HOME by default: every instance on a host would
 # share one path, and a read-only container cannot create it. Nothing here uses gunicornc.
 control_socket_disable = True
