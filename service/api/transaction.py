@@ -618,7 +618,7 @@ def _vacate(g: Loaded, seat: int, name: str, now: int) -> Record:
         return Record(Kind.SEAT, By.AUTO, now, seat, text=FILL_BOT)
     g.state.players[seat] = name
     g.table.seats[seat] = Seat(SeatKind.OPEN)
-    return Record(Kind.SEAT, By.AUTO, now, seat)
+    return Record(Kind.SEAT, By.AUTO, now, seat, name=name)  # the replay names it so too
 
 
 def _relist(games: GameStore, game_id: str, state: rules.GameState, table: Table, now: int) -> None:

@@ -8,7 +8,9 @@ bytes per move instead of a few hundred.
 Wire form of a record: one byte ``kind * 8 + by``, a varint of the time since the creation
 (the creation record holds the absolute time in milliseconds), a varint ``seat + 1`` (0: none),
 then what the kind needs: a play's tile (its index in the set order) and train index; a join's
-name; a seat change's bot level (empty: reopened); the creation's engine state.
+name; a seat change's bot level (empty: reopened), then, when the change renames the seat, a
+NUL byte and its new name (no level holds one; without it the seat keeps its name); the
+creation's engine state.
 
 Times since the creation count ticks of ``TICK_MS`` milliseconds, which the creation record
 announces by its kind (logs made before ticks count milliseconds): a 3-byte varint then
@@ -77,6 +79,8 @@ class Kind(IntEnum):
     TRANSFER = 10  # a seat moved to another device: a new token, the old one revoked
 
 
+#: Between a seat change's bot level and the name it gives the seat, on the wire.
+_NAMED = b"\x00"
 #: Milliseconds per tick of the times in a game's log (entries' ``at`` are this precise).
 TICK_MS = 10
 #: The creation record's kind on the wire when the game's later times count ``TICK_MS`` ticks.
@@ -99,8 +103,9 @@ _ACTION_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Record:
     """One applied change. ``text`` is a join's name or a seat change's bot level ("" reopens);
-    ``state`` the creation's engine state; ``tick_ms`` the creation's unit of the log's later
-    times (1: a log made before ticks)."""
+    ``name`` a seat change's new name for its seat (None: the name it had, or its bot's for the
+    server's fill); ``state`` the creation's engine state; ``tick_ms`` the creation's unit of
+    the log's later times (1: a log made before ticks)."""
 
     kind: Kind
     by: By
@@ -110,6 +115,7 @@ class Record:
     text: str = ""
     state: bytes = b""
     tick_ms: int = 1
+    name: str | None = None
 
     @classmethod
     def of_move(cls, move: Move, seat: int, by: By, at_ms: int) -> Record:
@@ -161,6 +167,8 @@ def encode(record: Record, created_ms: int, n_players: int, tick_ms: int = 1) ->
         _varint(n_players if train == MEXICAN else int(train), out)
     elif record.kind in (Kind.JOIN, Kind.SEAT, Kind.REMATCH):
         out += record.text.encode()
+        if record.kind == Kind.SEAT and record.name is not None:
+            out += _NAMED + record.name.encode()
     elif record.kind == Kind.CREATE:
         out += record.state
     return bytes(out)
@@ -187,6 +195,9 @@ def decode(data: bytes, created_ms: int, n_players: int, tick_ms: int = 1) -> Re
         return Record(kind, by, at, seat, Move.play(_index_tile(tile), train_id))
     if kind in _SIMPLE_MOVES:
         return Record(kind, by, at, seat, _SIMPLE_MOVES[kind])
+    if kind == Kind.SEAT and _NAMED in data[pos:]:
+        level, name = data[pos:].split(_NAMED, 1)
+        return Record(kind, by, at, seat, text=level.decode(), name=name.decode())
     return Record(kind, by, at, seat, text=data[pos:].decode())
 
 
@@ -323,11 +334,14 @@ class Replayer:
 
 
 def _name_seat(names: list[str], seat: int, record: Record) -> None:
-    """A join names the seat for the person who took it; the server's handing of an open seat
-    to a bot (``by`` auto, with a level) for its bot. A host's change keeps the name: a bot
-    taking over an absent person plays on under that person's name."""
+    """A join names the seat for the person who took it; a seat change that carries a name
+    gives it that one; the server's handing of an open seat to a bot (``by`` auto, with a
+    level) names it for its bot. A host's change keeps the name: a bot taking over an absent
+    person plays on under that person's name."""
     if record.kind == Kind.JOIN:
         names[seat] = record.text
+    elif record.kind == Kind.SEAT and record.name is not None:
+        names[seat] = record.name
     elif record.kind == Kind.SEAT and record.by == By.AUTO and record.text:
         names[seat] = bot_seat_name(record.text, seat)
 

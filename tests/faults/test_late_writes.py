@@ -23,7 +23,7 @@ from service.store import keys, scripts
 from tests.eventually import eventually
 from tests.faults.late_link import LateLink
 from tests.live.helpers import auth, create, play_turn, view
-from tests.players.helpers import new_player
+from tests.players.helpers import new_player, replayed_names, view_names
 from tests.players.receiver import receiver
 
 pytestmark = pytest.mark.slow
@@ -217,6 +217,29 @@ def test_a_seat_taken_by_a_seek_answered_503_opens_again_for_its_retry(
         assert names.count("cy") == 1, names
         mine = requests.get(f"{base}/api/v1/games/{gid}", headers=auth(seated["token"]), timeout=10)
         assert mine.status_code == 200 and "hand" in mine.json(), mine.text
+
+
+def test_a_seat_a_seek_answered_503_took_is_named_alike_in_the_view_and_the_replay(
+    redis_server: RedisServer,
+) -> None:
+    """cy's late seek takes seat 2, which opens again named "open seat 2" in the stored state;
+    the stored log, replayed (as the history and the streams replay it), names it the same,
+    not "cy"."""
+    admin = redis.Redis.from_url(redis_server.url)
+    with (
+        LateLink(redis_server.port) as link,
+        start_gunicorn(link.url, env=ENV, with_worker=False) as base,
+    ):
+        url, size = f"{base}/api/v1/lobby/seek", {"players": 4}
+        gid = requests.post(url, json={"name": "ann", **size}, timeout=30).json()["game_id"]
+        requests.post(url, json={"name": "bo", **size}, timeout=30).raise_for_status()
+        link.hold_next(admin.script_load(scripts.COMPARE_AND_SET).encode())
+        late = requests.post(url, json={"name": "cy", **size}, timeout=30)
+        assert late.status_code == 503, late.text
+        eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
+        eventually(lambda: view(base, gid)["players"][2]["open"], 10, "the seat stays taken")
+        assert view_names(base, gid) == ["ann", "bo", "open seat 2", "open seat 3"]
+        assert replayed_names(redis_server.url, gid) == view_names(base, gid)
 
 
 def test_a_rated_seat_taken_by_a_seek_answered_503_after_the_deal_goes_to_a_bot(

@@ -6,8 +6,11 @@ import random
 import uuid
 from typing import Any
 
+import redis
 import requests
 
+from service.rules.log import Replayer
+from service.store import keys
 from tests.live.helpers import auth, send
 
 
@@ -54,3 +57,17 @@ def play_out(base: str, game: dict[str, Any], seed: int) -> tuple[str, str, dict
         view, last = done.json(), (key, token)
         last_move = move
     return last[0], last[1], {"view": view, "move": last_move}
+
+
+def replayed_names(redis_url: str, game_id: str) -> list[str]:
+    """The seats' names of the game's stored log, replayed as the history and streams do."""
+    replayer = Replayer()
+    for raw in redis.Redis.from_url(redis_url).lrange(keys.log_key(game_id), 0, -1):
+        replayer.feed(raw)
+    assert replayer.state is not None
+    return list(replayer.state.players)
+
+
+def view_names(base: str, game_id: str) -> list[str]:
+    view = requests.get(f"{base}/api/v1/games/{game_id}", timeout=10).json()
+    return [p["name"] for p in view["players"]]

@@ -20,7 +20,7 @@ from service.rules.log import Replayer
 from service.store import keys
 from tests.live.helpers import answered, auth, create, send
 from tests.players.conftest import ENV
-from tests.players.helpers import new_player
+from tests.players.helpers import new_player, replayed_names, view_names
 from tests.redis_clients import keys_not_starting, user_without
 
 #: The keys an app user refused the lobby may touch: every one but the lobby's.
@@ -300,6 +300,25 @@ def test_a_seat_a_bot_filled_is_named_as_its_bot_in_the_view_and_the_replay(
         replayer.feed(raw)
     assert replayer.state is not None
     assert replayer.state.players == ["now", "planner 1", "planner 2"]
+
+
+def test_a_hosts_seat_changes_name_seats_alike_in_the_view_and_the_replay(
+    server: str, redis_server: RedisServer
+) -> None:
+    """A join, a reopening and a bot's takeover by the host: after each, the stored log,
+    replayed, names every seat as the view does (the host's changes keep the seat's name)."""
+    made = create(server, players=["ann", {"open": True}, "cy"])
+    gid, host = made["game_id"], auth(made["host_token"])
+    game = f"{server}/api/v1/games/{gid}"
+    steps = [
+        ("POST", f"{game}/join", {"invite": made["seats"][1]["invite"], "name": "bo"}, {}),
+        ("PUT", f"{game}/seats/1", {"open": True}, host),
+        ("PUT", f"{game}/seats/2", {"bot": "random"}, host),
+    ]
+    for method, url, body, headers in steps:
+        assert send(method, url, json=body, headers=headers).ok
+        assert replayed_names(redis_server.url, gid) == view_names(server, gid), url
+    assert view_names(server, gid) == ["ann", "bo", "cy"]
 
 
 @pytest.mark.parametrize(

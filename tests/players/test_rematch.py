@@ -18,7 +18,7 @@ from devstack.redis_server import RedisServer
 from tests.eventually import eventually
 from tests.live.helpers import SSE, auth, create, send, sse_entries
 from tests.players.conftest import ENV
-from tests.players.helpers import play_out
+from tests.players.helpers import play_out, replayed_names, view_names
 
 CLAIM_SECONDS = 2  # the stack's REMATCH_CLAIM_SECONDS
 LINGER_SECONDS = 3  # its REMATCH_SECONDS
@@ -93,6 +93,24 @@ def test_a_seat_nobody_claims_becomes_open(server: str) -> None:
     late = ask(server, gid, bo)
     assert (late.status_code, late.json()["code"]) == (409, "rematch_closed"), late.text
     assert ask(server, gid, ann).status_code == 200  # claimed in time: still its place
+
+
+def test_a_seat_nobody_claims_is_named_alike_in_the_view_and_the_replay(
+    server: str, redis_server: RedisServer
+) -> None:
+    """The seat opened for want of a claim keeps its name in the stored state, and the stored
+    log, replayed (as the history and the streams replay it), names it the same."""
+    game = finished(server)
+    new = ask(server, game["game_id"], game["seats"][0]["token"]).json()["game_id"]
+    eventually(
+        lambda: requests.get(f"{server}/api/v1/games/{new}", timeout=10).json()["players"][1][
+            "open"
+        ],
+        CLAIM_SECONDS + 10,
+        "bo's seat never opened",
+    )
+    assert view_names(server, new) == ["ann", "bo", "cpu"]
+    assert replayed_names(redis_server.url, new) == view_names(server, new)
 
 
 def status_within(base: str, gid: str, wanted: str, seconds: float) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from service.rules.log import (
     Kind,
     Record,
     Replayer,
+    _name_seat,
     chronicle,
     decode,
     encode,
@@ -86,6 +87,8 @@ def test_record_wire_form_round_trips_every_kind() -> None:
         Record(Kind.JOIN, By.PLAYER, CREATED + 9, 2, text="Zoë ♦"),
         Record(Kind.SEAT, By.HOST, CREATED + 9, 1, text="planner"),
         Record(Kind.SEAT, By.HOST, CREATED + 9, 1, text=""),
+        Record(Kind.SEAT, By.AUTO, CREATED + 9, 1, name="open seat 1"),
+        Record(Kind.SEAT, By.AUTO, CREATED + 9, 1, text="planner", name=""),
     ]
     for record in samples:
         assert decode(encode(record, CREATED, 4), CREATED, 4) == record
@@ -95,6 +98,18 @@ def test_record_wire_form_round_trips_every_kind() -> None:
     for tick in (1, TICK_MS):
         creation = Record(Kind.CREATE, By.HOST, CREATED, state=b"\x01{}", tick_ms=tick)
         assert decode(encode(creation, 0, 0), 0, 0) == creation
+
+
+def test_a_seat_change_that_names_its_seat_renames_it_in_the_replay() -> None:
+    """A reopening that names the seat (the server's, for a seat whose token nobody holds)
+    renames it; one that names nothing (the host's, and every record stored without a name,
+    whose wire form ends at the level) keeps its name."""
+    names = ["ann", "cy", "bo"]
+    _name_seat(names, 1, Record(Kind.SEAT, By.AUTO, CREATED, 1, name="open seat 1"))
+    _name_seat(names, 2, decode(bytes([Kind.SEAT * 8 + 4, 0, 3]), CREATED, 3, TICK_MS))
+    old = decode(bytes([Kind.SEAT * 8 + 4, 0, 3]), CREATED, 3, TICK_MS)
+    assert (old.by, old.text, old.name) == (By.AUTO, "", None)
+    assert names == ["ann", "open seat 1", "bo"]
 
 
 def test_entries_show_the_contract_shape_and_history_positions() -> None:
