@@ -396,3 +396,19 @@ def test_a_webhook_removal_whose_answer_was_lost_is_done(base: str) -> None:
         with pytest.raises(NotFound) as unknown:
             client.delete_webhook(pid, hook["webhook_id"], token=token)
         assert unknown.value.code == "webhook_not_found"
+
+
+def test_a_removal_refused_429_then_met_404_is_not_found(base: str) -> None:
+    """A 429 applied nothing, so the 404 its retry meets is the answer to this call alone: a
+    webhook that never was is NotFound, not a removal taken as done."""
+    with faulty_proxy(base) as (url, faults), Client(url) as client:
+        me = client.create_player("ann")
+        pid, token = me["player_id"], me["player_token"]
+        faults.seen_keys.clear()
+        forwarded = faults.forwarded
+        faults.plan = ["429"]
+        with pytest.raises(NotFound) as unknown:
+            client.delete_webhook(pid, "wh_neverwasthere0000", token=token)
+        assert unknown.value.code == "webhook_not_found"
+        assert len(faults.seen_keys) == 2  # refused by the proxy, then answered by the service
+        assert faults.forwarded == forwarded + 1

@@ -111,7 +111,8 @@ def new_idempotency_key() -> str:
 class RequestOptions(TypedDict, total=False):
     """What a request may carry besides its method and path (``timeout``: seconds to wait for
     the answer instead of the client's; ``gone``: the ``404`` code that a retry of a removal
-    meets when its first try removed the thing, which then answers the call as done)."""
+    meets when an earlier try removed the thing unheard, which then answers the call as
+    done)."""
 
     token: str | None
     body: Any
@@ -203,6 +204,10 @@ class Client:
         url = self.base_url + path
         last: Exception | None = None
         started, attempt = time.monotonic(), 0
+        # Whether a try may have been applied without the client hearing of it: unanswered, or
+        # answered 502-504 (a proxy's or the service's, after the request may have reached it).
+        # A 429 applied nothing, so a ``gone`` 404 after it is this call's own answer.
+        unsure = False
         for attempt in range(self.retry.attempts):
             self._counted()
             try:
@@ -217,13 +222,14 @@ class Client:
             # A response cut mid-body (the server died after sending its headers; a proxy
             # cannot retry that) is as retryable as a refused connection: the key makes it safe.
             except _DROPPED as exc:
-                last = exc
+                last, unsure = exc, True
                 if not self.retry.more(attempt, started):
                     break
                 self._sleep(attempt)
                 continue
-            if resp.status_code < 400 or (attempt and _is_gone(resp, gone)):
+            if resp.status_code < 400 or (unsure and _is_gone(resp, gone)):
                 return resp
+            unsure = unsure or resp.status_code in _RETRY_STATUSES
             last = self._refusal(resp, attempt, started)
         if isinstance(last, ApiError):
             raise last  # 429/5xx that outlasted the retries
@@ -451,8 +457,9 @@ class Client:
 
     def delete_webhook(self, player_id: str, webhook_id: str, *, token: str) -> None:
         """Remove a webhook; deliveries still queued for it are dropped. An unknown one is
-        ``404 webhook_not_found``, unless the call's first try went unanswered: its retry meets
-        that 404 when the first removed it, so the call is done either way."""
+        ``404 webhook_not_found``, unless an earlier try of the call went unanswered or was
+        answered 502-504: the retry meets that 404 when that try removed it, so the call is
+        done either way (after a 429, which removed nothing, the 404 is raised)."""
         path = f"/api/v1/players/{player_id}/webhooks/{webhook_id}"
         self.request("DELETE", path, token=token, gone="webhook_not_found")
 
