@@ -7,10 +7,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from mexican_train_client import Client, RetryPolicy
+from mexican_train_client import Client, RetryPolicy, TransportError
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
@@ -51,3 +53,54 @@ def test_streams_ended_by_their_lifetime_are_opened_again_through_a_quiet_stretc
         reader.join(timeout=30)
     assert len(got) == 1 and isinstance(got[0], dict), got
     assert got[0]["version"] == dealt["version"] and got[0]["action"]["action"] == "deal"
+
+
+#: More streams ended at once in a row than doublings a float holds (2**1024 is past it): each
+#: one's back-off doubles its bound until the policy's cap.
+QUICK_ENDS = 1100
+
+
+@contextmanager
+def ending_at_once(streams: int) -> Iterator[tuple[str, list[int]]]:
+    """A server that answers ``streams`` streams 200 with no entry and ends each at once (as a
+    service whose lifetime is shorter than a connection's set-up would), then hangs up on every
+    request without an answer: a real failure, which the reader gives up on."""
+    served = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            served[0] += 1
+            if served[0] > streams:
+                self.close_connection = True
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", served
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_long_run_of_streams_ended_at_once_ends_only_on_a_real_failure() -> None:
+    """Every stream ended at once is opened again after a back-off, however many in a row;
+    once the server stops answering, the reader gives up with TransportError (its policy's
+    ``give_up_after``), not with an error of its own back-off."""
+    quick = RetryPolicy(base=1e-6, cap=1e-5, give_up_after=1)
+    with (
+        ending_at_once(QUICK_ENDS) as (url, served),
+        Client(url, retry=quick) as client,
+        pytest.raises(TransportError),
+    ):
+        next(iter(client.events("somegame", after=1)))
+    assert served[0] > QUICK_ENDS, served

@@ -42,6 +42,8 @@ _DROPPED = (
 STREAM_READ_TIMEOUT = 35.0
 # A stream the server ended sooner than this without an entry is opened again after a back-off.
 LASTED_SECONDS = 5.0
+#: Doublings of a back-off's bound past which it stays put: 2.0**1023 is the last a float holds.
+_MAX_DOUBLINGS = 1000
 
 
 class _Ended(Exception):
@@ -71,7 +73,9 @@ class RetryPolicy:
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         # Full jitter spreads retries of many clients so they do not hit the server in lockstep.
-        return rng.uniform(0.0, min(self.cap, self.base * (2**attempt)))
+        # The doublings stop where a float ends (2**1024 is past it): a reader's run of streams
+        # ended at once has no bound on its length, and the cap is reached long before.
+        return rng.uniform(0.0, min(self.cap, self.base * 2.0 ** min(attempt, _MAX_DOUBLINGS)))
 
     def more(self, attempt: int, started: float) -> bool:
         """Whether another try may follow try ``attempt`` (from 0) of a call whose first try
