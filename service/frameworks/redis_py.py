@@ -51,6 +51,9 @@ RETRY = Retry(NoBackoff(), 1, supported_errors=RETRIED_ERRORS)
 # killed right after answering would otherwise take an acknowledged move with it.
 REPLICAS_TO_WAIT = 1
 WAIT_MS = 200
+#: Redirections (MOVED, ASK) a write follows before their error is raised, as redis-py's
+#: cluster client does (its ``RedisClusterRequestTTL``).
+REDIRECTS = 16
 
 
 class PoolExhausted(redis.ConnectionError):
@@ -161,30 +164,49 @@ class Direct:
         """A command that writes ``key``: :meth:`execute` without sending it again once sent,
         and on a cluster, on the key's master, followed by WAIT on the same connection when the
         master has a replica (else WAIT would sit out WAIT_MS). The cluster client's own path
-        is not used: it sends a command again after any connection error."""
+        is not used, redirections included: it sends a command again after any connection
+        error or timeout."""
         if not isinstance(self.client, RedisCluster):
             return self._execute(args, resend=False)
         wait = self.client.get_node_from_key(key, replica=True) is not None  # type: ignore[no-untyped-call]
-        try:
-            reply = self._write_and_wait(key, args, wait)
-        except ReplyLost:
-            raise
-        except RETRIED_ERRORS:
-            reply = self._write_and_wait(key, args, wait)  # on the master the slot map names now
-        if isinstance(reply, MovedError | AskError):
-            # Not run there (the slot moves): the cluster client's own path follows it.
-            self._refresh()
-            return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+        reply = self._write_on_master(key, args, wait)
+        for _ in range(REDIRECTS):
+            if not isinstance(reply, AskError):  # MovedError is one too
+                break
+            # Not run there: sent where the redirection says, as redis-py's cluster client
+            # does (MOVED: the slot map names its node from then on; ASK: the slot is being
+            # moved, this key only is asked there, after ASKING).
+            if isinstance(reply, MovedError):
+                self.client.nodes_manager.move_slot(reply)
+                reply = self._write_and_wait(key, args, wait)
+            else:
+                reply = self._write_and_wait(key, args, wait, ask=reply)
         if isinstance(reply, ResponseError):
             raise reply
         return reply
 
-    def _write_and_wait(self, key: str, args: tuple[EncodableArg, ...], wait: bool) -> Any:
+    def _write_on_master(self, key: str, args: tuple[EncodableArg, ...], wait: bool) -> Any:
+        """:meth:`_write_and_wait` on the master the slot map names, once more on the one it
+        names after a connection error that left the command unsent."""
+        try:
+            return self._write_and_wait(key, args, wait)
+        except ReplyLost:
+            raise
+        except RETRIED_ERRORS:
+            return self._write_and_wait(key, args, wait)  # on the master the slot map names now
+
+    def _write_and_wait(
+        self,
+        key: str,
+        args: tuple[EncodableArg, ...],
+        wait: bool,
+        ask: AskError | None = None,
+    ) -> Any:
         """The command's reply (an error reply returned), after WAIT if ``wait``, on the key's
-        master; a connection that fails makes the slot map be read again before the error is
-        raised."""
+        master, or after ASKING on the node an ASK redirection names; a connection that fails
+        makes the slot map be read again before the error is raised."""
         assert isinstance(self.client, RedisCluster)
-        node = self.client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+        node = self._node(key, ask)
         pool = self.client.get_redis_connection(node).connection_pool
         try:
             conn: Any = pool.get_connection()
@@ -193,9 +215,12 @@ class Direct:
             raise
         sent = False
         try:
+            asking = [] if ask is None else [("ASKING",)]
             waits = [("WAIT", REPLICAS_TO_WAIT, WAIT_MS)] if wait else []
-            conn.send_packed_command(conn.pack_commands([args, *waits]))
+            conn.send_packed_command(conn.pack_commands([*asking, args, *waits]))
             sent = True
+            for _ in asking:
+                _reply(conn)
             reply = _reply(conn)
             for _ in waits:
                 _reply(conn)
@@ -211,6 +236,17 @@ class Direct:
         finally:
             pool.release(conn)
         return reply
+
+    def _node(self, key: str, ask: AskError | None) -> Any:
+        """The key's master, or the node an ASK redirection names (its error is raised when
+        the slot map does not know that node)."""
+        assert isinstance(self.client, RedisCluster)
+        if ask is None:
+            return self.client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+        node = self.client.get_node(ask.host, ask.port)  # type: ignore[no-untyped-call]
+        if node is None:
+            raise ask
+        return node
 
     def _refresh(self) -> None:
         assert isinstance(self.client, RedisCluster)

@@ -9,7 +9,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from devstack.redis_cluster import LocalRedisCluster
+from devstack.redis_cluster import LocalRedisCluster, node_id
 from service.frameworks.redis_py import Direct, Script
 from service.store.connection import connect
 
@@ -34,4 +34,57 @@ def test_a_cluster_write_whose_reply_was_lost_runs_once(replicas: int) -> None:
             "client-output-buffer-limit", "normal 0 0 0", target_nodes=RedisCluster.PRIMARIES
         )
         assert client.get("{n}") == b"2"  # the lost one ran once
+        client.close()
+
+
+def test_a_write_that_follows_moved_is_not_sent_again_once_its_reply_was_lost() -> None:
+    """A stale slot map sends the write to a master without its slot (MOVED: not run there);
+    followed to the slot's master, it runs and its reply is lost. Sent again there, it would
+    run twice."""
+    with LocalRedisCluster(masters=3, replicas=0) as cluster:
+        client = connect(cluster.url, cluster=True)
+        assert isinstance(client, RedisCluster)
+        script = Script(Direct(client), RUNS_THEN_OVERFLOWS)
+        client.set("{n}", 0)
+        assert len(script(keys=["{n}"], args=[])) == 200000  # loaded, runs, answers
+        slot = client.keyslot("{n}")
+        right = client.nodes_manager.slots_cache[slot]
+        wrong = next(n for n in client.get_primaries() if n.port != right[0].port)
+        client.nodes_manager.slots_cache[slot] = [wrong, *right[1:]]
+        client.config_set(
+            "client-output-buffer-limit", "normal 65536 0 0", target_nodes=RedisCluster.PRIMARIES
+        )
+        with pytest.raises(redis.ConnectionError):
+            script(keys=["{n}"], args=[])
+        client.config_set(
+            "client-output-buffer-limit", "normal 0 0 0", target_nodes=RedisCluster.PRIMARIES
+        )
+        assert client.get("{n}") == b"2"  # the lost one ran once
+        assert client.get_node_from_key("{n}").port == right[0].port  # the slot map was read again
+        client.close()
+
+
+def test_a_write_that_follows_ask_is_not_sent_again_once_its_reply_was_lost() -> None:
+    """Mid-reshard, a key not yet on the slot's master is written on the node the slot moves
+    to (ASK: ASKING there, then the write); its reply lost, it runs there once."""
+    with LocalRedisCluster(masters=3, replicas=0) as cluster:
+        client = connect(cluster.url, cluster=True)
+        assert isinstance(client, RedisCluster)
+        script = Script(Direct(client), RUNS_THEN_OVERFLOWS)
+        slot = client.keyslot("{n}")
+        source_node = client.get_node_from_key("{n}")
+        target_node = next(n for n in client.get_primaries() if n.port != source_node.port)
+        source, target = (redis.Redis(host=n.host, port=n.port) for n in (source_node, target_node))
+        target.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", node_id(source))
+        source.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", node_id(target))
+        assert len(script(keys=["{n}"], args=[])) == 200000  # asked to the target, runs there
+        target.config_set("client-output-buffer-limit", "normal 65536 0 0")
+        with pytest.raises(redis.ConnectionError):
+            script(keys=["{n}"], args=[])
+        target.config_set("client-output-buffer-limit", "normal 0 0 0")
+        asked = target.pipeline(transaction=False)
+        asked.execute_command("ASKING").get("{n}")
+        assert asked.execute()[1] == b"2"  # the lost one ran once
+        for node in (source, target):
+            node.close()
         client.close()
