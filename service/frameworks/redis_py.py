@@ -217,8 +217,12 @@ class Direct:
         try:
             asking = [] if ask is None else [("ASKING",)]
             waits = [("WAIT", REPLICAS_TO_WAIT, WAIT_MS)] if wait else []
-            conn.send_packed_command(conn.pack_commands([*asking, args, *waits]))
+            # The write's bytes end this send: a send that fails left it incomplete (never
+            # run); WAIT goes in a send of its own, once the write is known to have left.
+            conn.send_packed_command(conn.pack_commands([*asking, args]))
             sent = True
+            if waits:
+                conn.send_packed_command(conn.pack_commands(waits))
             for _ in asking:
                 _reply(conn)
             reply = _reply(conn)
