@@ -17,11 +17,13 @@ variant on the same deal, the same hard seat and the same bot seed:
 
 ``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles
 could give a bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its
-mean total against the others' mean, and the games won by only one side of each pair against
-``uniform``. ``--outcomes FILE`` keeps every game's outcome (JSON lines) and plays only those
-it lacks, so runs resume and variants added later meet the same ``uniform`` games (one file
-per setting of ``HARD_TOP`` or ``HARD_SHORT``, which it does not record). A
-benchmark, never a test: it measures strength, and takes minutes.
+mean total against the others' mean, the CPU time of the hard seat's later-turn decisions
+(median, p99, max), and against ``uniform`` the games won by only one side of each pair and
+the mean difference of the pairs' totals (95% interval). ``--outcomes FILE`` keeps every
+game's outcome (JSON lines) and plays only those it lacks, so runs resume and variants added
+later meet the same ``uniform`` games (one file per setting of ``HARD_TOP`` or
+``HARD_SHORT``, which it does not record). A benchmark, never a test: it measures strength,
+and takes minutes.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import multiprocessing as mp
 import os
 import random
 import statistics
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -156,6 +159,7 @@ class Outcome:
     variant: Variant
     won: bool
     margin: float  # the hard seat's total minus the others' mean: lower is better
+    cpu: list[float] = field(default_factory=list)  # CPU ms of each later-turn decision
 
 
 def play(game: int, variant: Variant, budget: int = MOVES) -> Outcome:
@@ -163,16 +167,21 @@ def play(game: int, variant: Variant, budget: int = MOVES) -> Outcome:
     ``budget`` variant's roll-out moves)."""
     hard_seat, seed = harness_seats(game)
     hard = Seeing(seed, variant, budget)
+    cpu: list[float] = []
 
     def choose(state: GameState, view: View, moves: list[Move]) -> Move:
         hard.truth = state
-        return hard.choose(view, moves)
+        start = time.thread_time()
+        move = hard.choose(view, moves)
+        if not view.in_opening():
+            cpu.append(round((time.thread_time() - start) * 1000, 2))
+        return move
 
     state = play_harness(game, hard_seat, choose)
     totals = state.totals()
     others = [t for s, t in enumerate(totals) if s != hard_seat]
     won = hard_seat in (state.winners or [])
-    return Outcome(game, variant, won, totals[hard_seat] - sum(others) / len(others))
+    return Outcome(game, variant, won, totals[hard_seat] - sum(others) / len(others), cpu)
 
 
 def _task(args: tuple[int, Variant, int]) -> Outcome:
@@ -196,6 +205,17 @@ def report(outcomes: list[Outcome], variants: list[Variant]) -> None:
             only = sum(o.won and not b.won for o, b in zip(mine, base, strict=True))
             lost = sum(b.won and not o.won for o, b in zip(mine, base, strict=True))
             line += f"; won only here {only}, only with uniform {lost}"
+            diffs = [o.margin - b.margin for o, b in zip(mine, base, strict=True)]
+            if len(diffs) > 1:
+                half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+                line += f"; total minus uniform's {statistics.fmean(diffs):+.1f} ± {half:.1f}"
+        cpu = sorted(ms for o in mine for ms in o.cpu)
+        if cpu:
+            p99 = cpu[min(len(cpu) - 1, int(0.99 * len(cpu)))]
+            line += (
+                f"; {len(cpu)} later-turn decisions, CPU median {statistics.median(cpu):.0f} ms,"
+                f" p99 {p99:.0f} ms, max {cpu[-1]:.0f} ms"
+            )
         print(line, flush=True)
 
 
