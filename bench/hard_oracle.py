@@ -13,7 +13,9 @@ variant on the same deal, the same hard seat and the same bot seed:
 - ``topk``: only the planner's best ``HARD_TOP`` moves (environment, default 3) searched;
 - ``short``: roll-outs cut after ``HARD_SHORT`` moves (default 16), every hand then counted
   as if the round were blocked there, so the budget buys more samples;
-- ``flat``: the whole budget spread over every candidate, no successive halving.
+- ``flat``: the whole budget spread over every candidate, no successive halving;
+- ``learned``: roll-outs cut at the first turn's start after ``HARD_LEARNED_CUT`` moves
+  (default 16), scored by a learned guess of the round's margin (``bench.hard_value``).
 
 ``hands`` and ``oracle`` cheat: they bound what better inference about the hidden tiles
 could give a bot that searches as ``hard`` does. Prints each variant's wins (Wilson 95%), its
@@ -21,9 +23,9 @@ mean total against the others' mean, the CPU time of the hard seat's later-turn 
 (median, p99, max), and against ``uniform`` the games won by only one side of each pair and
 the mean difference of the pairs' totals (95% interval). ``--outcomes FILE`` keeps every
 game's outcome (JSON lines) and plays only those it lacks, so runs resume and variants added
-later meet the same ``uniform`` games (one file per setting of ``HARD_TOP`` or
-``HARD_SHORT``, which it does not record). A benchmark, never a test: it measures strength,
-and takes minutes.
+later meet the same ``uniform`` games (one file per setting of ``HARD_TOP``,
+``HARD_SHORT`` or ``HARD_LEARNED_CUT``, which it does not record). A benchmark, never a test:
+it measures strength, and takes minutes.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from bench.hard_decisions import harness_seats, play_harness
+from bench.hard_value import Model
 from service.bots.base import canonical
 from service.bots.hard import MOVES, HardBot, policy
 from service.bots.planner import hand_of, later_turn_score
@@ -59,6 +62,7 @@ class Variant(StrEnum):
     TOPK = "topk"
     SHORT = "short"
     FLAT = "flat"
+    LEARNED = "learned"
 
 
 #: The ``topk`` variant searches only the planner's best this many moves.
@@ -66,6 +70,12 @@ TOP = int(os.environ.get("HARD_TOP", "3"))
 
 #: The ``short`` variant's roll-outs stop after this many moves.
 SHORT_MOVES = int(os.environ.get("HARD_SHORT", "16"))
+
+#: The ``learned`` variant's roll-outs stop at the first turn's start after this many moves.
+LEARNED_MOVES = int(os.environ.get("HARD_LEARNED_CUT", "16"))
+#: What a guess of the ``learned`` variant costs, in roll-out moves (its chain searches are
+#: charged as a roll-out's are): about 70 µs of features and network against 10 µs a move.
+GUESS_COST = 7
 
 #: The spread of one seat's round points among planners (4-player ``standard``, 400 games:
 #: mean 30, standard deviation 33; a game's totals spread as the square root of its rounds).
@@ -107,6 +117,9 @@ class Seeing(HardBot):
         super().__init__(seed, moves=budget if variant is Variant.BUDGET else MOVES)
         self.variant = variant
         self.truth: GameState | None = None
+        self.value = Model() if variant is Variant.LEARNED else None
+        self.guess = 0.0  # the learned margin of the last roll-out cut short
+        self.seat = 0  # the hard seat
 
     def shortlist(self, view: View, moves: list[Move]) -> list[Move]:
         if self.variant is not Variant.TOPK or len(moves) <= TOP:
@@ -123,6 +136,8 @@ class Seeing(HardBot):
         return min(ordered, key=lambda m: totals[m])
 
     def playout(self, state: GameState) -> int:
+        if self.value is not None:
+            return self._cut_playout(state, self.value)
         if self.variant is not Variant.SHORT:
             return super().playout(state)
         moves = 0
@@ -133,7 +148,23 @@ class Seeing(HardBot):
             moves += 1
         return moves
 
+    def _cut_playout(self, state: GameState, value: Model) -> int:
+        """Play on to the first turn's start after ``LEARNED_MOVES`` moves (the states the
+        model was trained on), then guess the margin there; the moves it cost."""
+        moves = 0
+        while state.status == Status.IN_ROUND:
+            if moves >= LEARNED_MOVES and state.tiles_played == 0 and not state.drawn:
+                self.guess = value.margin(state, self.seat)
+                return moves + GUESS_COST
+            seat = state.turn
+            assert seat is not None
+            apply(state, seat, policy(state, seat, legal_moves(state, seat)))
+            moves += 1
+        return moves
+
     def outcome(self, state: GameState, seat: int) -> float:
+        if self.value is not None and state.status == Status.IN_ROUND:
+            return self.guess
         if self.variant is Variant.SHORT and state.status == Status.IN_ROUND:
             # Cut short: every seat's hand counts as if the round were blocked now.
             last = [hand_points(state, s) for s in range(state.n_players)]
@@ -171,6 +202,7 @@ def play(game: int, variant: Variant, budget: int = MOVES) -> Outcome:
 
     def choose(state: GameState, view: View, moves: list[Move]) -> Move:
         hard.truth = state
+        hard.seat = view.seat
         start = time.thread_time()
         move = hard.choose(view, moves)
         if not view.in_opening():
