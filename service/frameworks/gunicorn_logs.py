@@ -6,9 +6,12 @@ request from ip=...: Invalid HTTP request line: '<uri>'`` when it refuses a requ
 query may carry a credential (a seat token or a stream ticket in ``access_token``, still
 accepted on the events endpoint), so :class:`QuerylessLogger` (``logger_class`` in
 ``deploy/gunicorn.conf.py``) drops every query from the lines of both of gunicorn's logs,
-tracebacks included. The whole query goes, not named parameters: a percent-encoded name
-(``access%5Ftoken``) is the same parameter to the app. The app's own request lines carry the
-route, never the query.
+tracebacks included. The access log's query is dropped from each atom (``%(r)s``, ``%(U)s``,
+a header's ``%({referer}i)s``) before its format is applied, not from the formatted line:
+``access_log_format`` is a JSON object, and a path whose ``%3F`` gunicorn decodes to a ``?``
+must not take the rest of the line with it. The whole query goes,
+not named parameters: a percent-encoded name (``access%5Ftoken``) is the same parameter to the
+app. The app's own request lines carry the route, never the query.
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class QuerylessLogger(Logger):  # type: ignore[misc]  # gunicorn ships no types
 
     def setup(self, cfg):  # type: ignore[no-untyped-def]
         super().setup(cfg)
-        for log in (self.error_log, self.access_log):
-            if not any(isinstance(f, _DropQueries) for f in log.filters):
-                log.addFilter(_DropQueries())
+        if not any(isinstance(f, _DropQueries) for f in self.error_log.filters):
+            self.error_log.addFilter(_DropQueries())
+
+    def atoms(self, resp, req, environ, request_time):  # type: ignore[no-untyped-def]
+        """The access log's atoms without queries, each on its own: the line's format stays
+        whole whatever a client puts in its target."""
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {k: without_queries(v) if isinstance(v, str) else v for k, v in atoms.items()}

@@ -5,6 +5,7 @@ so a token passed as ``access_token`` never reaches the log."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,3 +61,27 @@ def test_a_refused_request_line_is_logged_without_the_query(logged: tuple[Gunico
     assert answer.startswith(b"HTTP/1.1 400 ")
     eventually(lambda: "Invalid HTTP request line" in log.read_text(), 20, "no warning")
     assert SECRET not in log.read_text()
+
+
+def test_the_access_log_stays_json_for_a_path_that_decodes_to_a_question_mark(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """gunicorn's access log (``ACCESS_LOG``) is one JSON object a line, whose ``path`` is the
+    decoded path: a client's ``%3F`` makes a ``?`` there, and the query dropped from it must
+    leave the rest of the line (status, bytes, request id) in place."""
+    log = tmp_path / "gunicorn.log"
+    with Gunicorn(redis_server.url, workers=1, env={"ACCESS_LOG": "-"}, log_path=log) as server:
+        target = f"/api/v1/games/nope%3Faccess_token={SECRET}?ticket={SECRET}"
+        send(server, f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        eventually(
+            lambda: '"remote"' in log.read_text() and "/nope" in log.read_text(),
+            20,
+            "no access line",
+        )
+    text = log.read_text()
+    (line,) = [
+        line for line in text.splitlines() if line.startswith('{"ts": "[') and "/nope" in line
+    ]
+    entry = json.loads(line)
+    assert entry["status"] == 404 and entry["path"].startswith("/api/v1/games/nope?")
+    assert SECRET not in text, text
