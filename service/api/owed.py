@@ -60,11 +60,22 @@ AWAY = (redis.ConnectionError, redis.TimeoutError)
 AWAY_MAX_WAIT_SECONDS = 30.0
 #: An owed write not made this long after it is first owed is given up (logged as an error).
 MAX_AGE_SECONDS = 3_600.0
+#: The owed keys' kinds that list a table or take it out (its lobby sets, its seek bucket):
+#: their order decides whether the table ends listed, so one is never made before an older one.
+LISTING = frozenset({"list", "delist", "close", "reopen-seek"})
 
 
 def write_or_owe(key: str, write: Callable[[], Any]) -> None:
     """Make ``write`` now (what it returns is not used) or, if Redis refuses it, owe it under
-    ``key``. A write needs no request or app context: it runs on the owing thread too."""
+    ``key``. A write needs no request or app context: it runs on the owing thread too.
+
+    A write of a table's listing (:data:`LISTING`) while one of the same table is owed is
+    owed behind it, untried: made now, it would be overtaken by the older one once Redis
+    answers (a table's delisting, then the listing owed before it, leave a full table listed).
+    Other writes keep no order: a queueing or a delivery is the same made early or late."""
+    if _kind(key) in LISTING and OWED.owes_listing(_game(key)):
+        OWED.add(key, write)
+        return
     try:
         write()
     except redis.RedisError as err:
@@ -93,6 +104,11 @@ class _Owing:
     until: float = math.inf  # looks that find nothing are given up after this (set at the first)
     since: float = field(default_factory=time.monotonic)  # first owed (see MAX_AGE_SECONDS)
     away_wait: float = 0.0  # the wait until the next try, after Redis did not answer the last
+
+
+def _kind(key: str) -> str:
+    """What an owed key writes: its first part."""
+    return key.split(":", 1)[0]
 
 
 def _game(key: str) -> str:
@@ -126,6 +142,11 @@ class Owed:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="owed", daemon=True)
                 self._thread.start()
+
+    def owes_listing(self, game: str) -> bool:
+        """Whether a write of the listing of ``game``'s table is owed."""
+        with self._lock:
+            return any(_kind(key) in LISTING and _game(key) == game for key in self._writes)
 
     def __len__(self) -> int:
         return len(self._writes)

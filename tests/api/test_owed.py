@@ -177,3 +177,26 @@ def test_an_owed_write_is_given_up_after_its_lifetime(
         owing = owed.Owed()
         owing.add("work:g1:None", lambda: dead.set("x", 1))
         assert made_within(lambda: len(owing) == 0), "a write Redis never takes is owed for ever"
+
+
+def test_a_write_made_while_its_game_owes_one_goes_behind_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A table's listing owed while Redis is away, then, Redis back before the owed write's
+    next try, the delisting of the table a join filled: the delisting is made after the
+    listing (it came last), and the table ends out of the lobby; another game's write is made
+    at once."""
+    monkeypatch.setattr(owed, "RETRY_SECONDS", 3.0)  # Redis is back well before the next try
+    monkeypatch.setattr(owed, "OWED", owed.Owed())
+    lobby = RedisServer(data_dir=str(tmp_path))
+    with lobby:
+        client = redis.Redis.from_url(lobby.url, socket_timeout=0.5)
+        lobby.stop()
+        owed.write_or_owe("list:g1", lambda: client.sadd("lobby", "g1"))
+        assert len(owed.OWED) == 1
+        lobby.start()
+        owed.write_or_owe("delist:g1", lambda: client.srem("lobby", "g1"))
+        owed.write_or_owe("list:g2", lambda: client.sadd("lobby", "g2"))
+        assert client.smembers("lobby") == {b"g2"}, "another game's write was held back"
+        assert made_within(lambda: len(owed.OWED) == 0, 20), "the owed writes were never made"
+        assert client.smembers("lobby") == {b"g2"}, "the older listing overtook the delisting"
