@@ -14,25 +14,13 @@ import redis
 from flask.testing import FlaskClient
 
 from devstack.redis_server import RedisServer
-from service.api import owed
 from service.api.app import create_app
 from service.store import scripts
 from tests.api.conftest import Game, bearer
 from tests.eventually import eventually
 from tests.faults.late_link import LateLink
 
-
-@pytest.fixture(autouse=True)
-def own_owed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The writes these tests owe are to a Redis (or a link) that goes away with the test: in
-    the process's shared queue they would wait for it for ever, and the owing thread, which
-    waits on a Redis that is away before it tries what follows, would never reach a later
-    test's."""
-    mine = owed.Owed()
-    monkeypatch.setattr(owed, "OWED", mine)
-    yield
-    with mine._lock:
-        mine._writes.clear()
+pytestmark = pytest.mark.usefixtures("own_owed")
 
 
 @pytest.fixture()
