@@ -65,12 +65,13 @@ def test_bot_games_on_cluster_match_local_play(
     # Every key the service wrote carries one hash tag: a game's id (its state, log, idempotency
     # records, rate counters, stream and transfer tickets, worker lease, who is at the table:
     # one slot, so each Lua compare-and-set stays on one node), a keyed create's own tag, the
-    # worker queue's one tag, or a slot's due set (its tag hashes to the slot of its games).
+    # worker queue's one tag (its backfill's lease and flag too, once a pass ran), or a slot's
+    # due set (its tag hashes to the slot of its games).
     client = redis_cluster.client()
     tagged = re.compile(
         rb"^mt:\{([A-Za-z0-9_-]{8,32}|create:[0-9a-f]+)\}"
         rb"(:(idem|rate|ticket|transfer):[0-9a-f]+|:(log|lease|presence))?$"
-        rb"|^mt:\{work\}:(jobs|more|due|sweep)$|^mt:\{due:[@A-O]{4}\}$"
+        rb"|^mt:\{work\}:(jobs|more|due|sweep|backfill|backfilled)$|^mt:\{due:[@A-O]{4}\}$"
     )
     kinds = set()
     for key in client.scan_iter(match="*"):
