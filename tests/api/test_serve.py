@@ -37,6 +37,28 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
+def serve_expecting_a_stop(
+    env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """``make run``'s stack started with ``env`` where it must refuse to start: how it ended,
+    or None when it was still running after ``timeout`` seconds (then stopped)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devstack.serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        return None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 def test_bind_address_is_loopback_unless_host_says_otherwise() -> None:
     assert bind_address({}) == "127.0.0.1:8000"
     assert bind_address({"PORT": "9000"}) == "127.0.0.1:9000"
@@ -95,22 +117,10 @@ def test_a_second_stack_on_the_same_data_dir_leaves_the_first_redis_alone(tmp_pa
         before = first.info("server")["run_id"]
         env = {**os.environ, "PORT": str(free_port()), "DATA_DIR": str(tmp_path)}
         env.pop("REDIS_URL", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "devstack.serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=30)
-            raise AssertionError("a second stack started on the first one's DATA_DIR") from None
-        assert proc.returncode != 0
-        assert "DATA_DIR" in err, out + err
+        stopped = serve_expecting_a_stop(env, timeout=30)
+        assert stopped, "a second stack started on the first one's DATA_DIR"
+        assert stopped.returncode != 0
+        assert "DATA_DIR" in stopped.stderr, stopped.stdout + stopped.stderr
         assert first.info("server")["run_id"] == before  # the first Redis still holds its socket
         first.close()
 
@@ -135,22 +145,13 @@ def test_a_taken_port_stops_make_run_before_it_starts_anything(tmp_path: Path) -
         port = other.server_address[1]
         env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path)}
         env.pop("REDIS_URL", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "devstack.serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
         try:
-            out, err = proc.communicate(timeout=60)
+            stopped = serve_expecting_a_stop(env, timeout=60)
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                proc.communicate(timeout=30)
             other.shutdown()
-    assert proc.returncode != 0
+    assert stopped, "make run kept running on a taken port"
+    out, err = stopped.stdout, stopped.stderr
+    assert stopped.returncode != 0
     assert "serving on" not in out, out
     assert f"127.0.0.1:{port} is in use" in err, out + err
     assert not (tmp_path / "redis.sock").exists(), "Redis was started"
