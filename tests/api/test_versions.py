@@ -52,6 +52,20 @@ def test_etag_and_if_match(client: FlaskClient) -> None:
     assert r.status_code == 200
 
 
+def test_the_score_revalidates_with_its_etag_as_the_view_does(client: FlaskClient) -> None:
+    """The score carries the version as its ETag, so a cache revalidates it with
+    If-None-Match: the version it holds is answered 304 with no body, a stale one 200 with
+    the scores, and the spec declares the 304."""
+    game = dealt_game(client, seed=21)
+    v, url = game.version(), game.url + "/score"
+    held = client.get(url, headers={"If-None-Match": f'"{v}"'})
+    assert (held.status_code, held.data, held.headers["ETag"]) == (304, b"", f'"{v}"')
+    stale = client.get(url, headers={"If-None-Match": f'"{v - 1}"'})
+    assert stale.status_code == 200 and stale.json["version"] == v, stale.json
+    spec = client.get("/api/v1/openapi.json").json
+    assert "304" in spec["paths"]["/api/v1/games/{game_id}/score"]["get"]["responses"]
+
+
 def test_a_bare_uuid_key_replays_exactly_like_its_quoted_form(client: FlaskClient) -> None:
     """Most clients send a UUID as it is; one that starts with a digit is no RFC 8941 token, so
     it was refused (400) unless quoted. Bare or quoted, it is one key."""

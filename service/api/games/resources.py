@@ -150,15 +150,17 @@ class LegalMoves(MethodView):
 
 @blp.route("/<string:game_id>/score")
 class Score(MethodView):
-    @doc(security=OPTIONAL_TOKEN)
+    @doc(security=OPTIONAL_TOKEN, parameters=["IfNoneMatch"])
     @responds(200, ScoreSchema, headers=ETAG_HEADER)
+    @responds(304, description="Not modified (If-None-Match)", headers=ETAG_HEADER, success=False)
     @problems(400, 401, 404, 429)
     @cache_policy(CachePolicy.REVALIDATE)
     def get(self, game_id: str) -> Response:
         """Per-round scores, totals, zero-round counts, and winners once the game is over."""
         g = load_game(game_id)
-        body = {"game_id": game_id, "version": g.record.version, **rules.score_view(g.state)}
-        return json_response(body, version=g.record.version)
+        version = g.record.version
+        body = {"game_id": game_id, "version": version, **rules.score_view(g.state)}
+        return not_modified(version) or json_response(body, version=version)
 
 
 @blp.route("/<string:game_id>/position")
