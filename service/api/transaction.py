@@ -32,8 +32,8 @@ from flask import Response
 
 from service import rules
 from service.rules import Role, RoleKind, Status
-from service.rules.log import By, Kind, Record, bot_seat_name, encode, rfc3339, seat_events
-from service.seating import Applied, Seat, SeatKind, Table, server_turns
+from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
+from service.seating import Applied, Seat, SeatKind, Table, bot_seat_name, server_turns
 from service.seating.server_turns import FILL_BOT
 from service.store import (
     NO_TOKEN,
@@ -611,14 +611,15 @@ def _vacate(g: Loaded, seat: int, name: str, now: int) -> Record:
     """Give up the seat whose token nobody holds: reopened (named ``name``), unless the game is
     rated and was dealt (the change that took the seat may have filled the table and dealt):
     such a game's seat reopens only before its first deal (``409 rated_game_dealt``), so it
-    goes to the bot a seek table fills with, named as a fill's is (the log's replay does)."""
+    goes to the bot a seek table fills with, named as a fill's is. Either way the record
+    carries the name, so the log's replay names the seat as the state does."""
     if g.table.listing.rated and g.state.status is not Status.WAITING_DEAL:
-        g.state.players[seat] = bot_seat_name(FILL_BOT, seat)
         g.table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=g.table.bot_player(FILL_BOT))
-        return Record(Kind.SEAT, By.AUTO, now, seat, text=FILL_BOT)
+        name, level = bot_seat_name(FILL_BOT, seat), FILL_BOT
+    else:
+        g.table.seats[seat], level = Seat(SeatKind.OPEN), ""
     g.state.players[seat] = name
-    g.table.seats[seat] = Seat(SeatKind.OPEN)
-    return Record(Kind.SEAT, By.AUTO, now, seat, name=name)  # the replay names it so too
+    return Record(Kind.SEAT, By.AUTO, now, seat, text=level, name=name)
 
 
 def _relist(games: GameStore, game_id: str, state: rules.GameState, table: Table, now: int) -> None:

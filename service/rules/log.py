@@ -221,13 +221,6 @@ def action_of(record: Record) -> dict[str, Any]:
     return action
 
 
-def bot_seat_name(level: str, seat: int) -> str:
-    """The name of an open seat the server hands to a bot (a seek table's fill): a seat's
-    name is who sits there, and "open seat 2" would tell of nobody; it reads as the web table
-    names the bots it seats."""
-    return f"{level} {seat}"
-
-
 def seat_events(record: Record) -> list[Event]:
     """The events of a change the engine does not see: a join or a seat change."""
     assert record.seat is not None
@@ -335,15 +328,20 @@ class Replayer:
 
 def _name_seat(names: list[str], seat: int, record: Record) -> None:
     """A join names the seat for the person who took it; a seat change that carries a name
-    gives it that one; the server's handing of an open seat to a bot (``by`` auto, with a
-    level) names it for its bot. A host's change keeps the name: a bot taking over an absent
-    person plays on under that person's name."""
+    gives it that one. A host's change keeps the name: a bot taking over an absent person
+    plays on under that person's name."""
     if record.kind == Kind.JOIN:
         names[seat] = record.text
     elif record.kind == Kind.SEAT and record.name is not None:
         names[seat] = record.name
     elif record.kind == Kind.SEAT and record.by == By.AUTO and record.text:
-        names[seat] = bot_seat_name(record.text, seat)
+        names[seat] = _unnamed_fill_name(record.text, seat)
+
+
+def _unnamed_fill_name(level: str, seat: int) -> str:
+    """The seat's name after a server's fill whose record carries none (an older release's):
+    the game's stored state names it by level and seat index, and the replay names it alike."""
+    return f"{level} {seat}"
 
 
 def chronicle(raw_log: Iterable[bytes]) -> Chronicle:

@@ -4,6 +4,7 @@ options, the turn clock, and the moves the server makes for bot seats, late turn
 Pure decisions over the engine and the bot strategies; the API stores what they return.
 """
 
+from .names import bot_seat_name, open_seat_name
 from .server_turns import Applied, bot_seed, server_move_due, server_turns
 from .table import (
     MAX_TURN_SECONDS,
@@ -24,7 +25,9 @@ __all__ = [
     "Seat",
     "SeatKind",
     "Table",
+    "bot_seat_name",
     "bot_seed",
+    "open_seat_name",
     "server_move_due",
     "server_turns",
 ]

@@ -9,8 +9,9 @@ from service.bots.base import Bot
 from service.bots.registry import make_bot
 from service.rules import GameState, Status, apply, deal, legal_moves, seat_view
 from service.rules.events import Event
-from service.rules.log import By, Kind, Record, bot_seat_name, seat_events
+from service.rules.log import By, Kind, Record, seat_events
 
+from .names import bot_seat_name
 from .table import Seat, SeatKind, Table
 
 #: The strategy that plays a seat whose turn time ran out, and fills a seek table's open seats.
@@ -120,11 +121,12 @@ def _next(state: GameState, table: Table, now_ms: int, version: int) -> Applied 
 
 
 def _fill(state: GameState, table: Table, seat: int, now_ms: int) -> Applied:
-    """Hand an open seat of a seek table to :data:`FILL_BOT`, named as the bot's (the log's
-    replay names it so too); once none is left, the table waits for nobody any more."""
+    """Hand an open seat of a seek table to :data:`FILL_BOT`, named as the bot's (its record
+    carries the name, so the log's replay names it so too); once none is left, the table
+    waits for nobody any more."""
     table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=table.bot_player(FILL_BOT))
-    state.players[seat] = bot_seat_name(FILL_BOT, seat)
+    name = state.players[seat] = bot_seat_name(FILL_BOT, seat)
     if table.full:
         table.listing = replace(table.listing, fill_at_ms=None)
-    record = Record(Kind.SEAT, By.AUTO, now_ms, seat, text=FILL_BOT)
+    record = Record(Kind.SEAT, By.AUTO, now_ms, seat, text=FILL_BOT, name=name)
     return Applied(record, seat_events(record))

@@ -16,6 +16,7 @@ from tests.browser.harness import PageLog, Pages
 from tests.browser.table import (
     Game,
     create_game,
+    create_in_page,
     hold_seat,
     my_turn,
     play_turn_by_clicking,
@@ -160,6 +161,19 @@ def test_an_unknown_game_says_so_and_links_back_to_create(
     page.goto(table_server + "/#/join/nosuchgame00/someinvite")
     expect(page.locator("#join-problem")).to_contain_text("does not exist")
     expect(page.get_by_role("button", name="Take my seat")).to_be_disabled()
+
+
+def test_the_bots_and_open_seats_a_person_makes_are_named_for_the_seats_they_see(
+    table_server: str, page: Page
+) -> None:
+    """The create form asks of "Seat 2" and "Seat 3"; the greedy bot in Seat 2 is named "greedy
+    2" on the table and in the API's view, and the open seat whose invite is for seat 3 is
+    named "open seat 3" there: one number for one seat, whoever reads it."""
+    game = create_in_page(page, table_server, "ann", ["greedy", "open"])
+    expect(page.locator('.player[data-seat="1"] .name')).to_have_text("greedy 2")
+    invite = page.locator(".copy-row", has=page.locator('[data-key="invite-2"]'))
+    expect(invite.locator(".copy-label")).to_have_text(words("lobby.invite_for", seat=3))
+    assert [p["name"] for p in game.api("GET")["players"]] == ["ann", "greedy 2", "open seat 3"]
 
 
 def test_spectators_see_the_public_table(table_server: str, page: Page, page_log: PageLog) -> None:

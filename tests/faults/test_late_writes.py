@@ -222,9 +222,9 @@ def test_a_seat_taken_by_a_seek_answered_503_opens_again_for_its_retry(
 def test_a_seat_a_seek_answered_503_took_is_named_alike_in_the_view_and_the_replay(
     redis_server: RedisServer,
 ) -> None:
-    """cy's late seek takes seat 2, which opens again named "open seat 2" in the stored state;
-    the stored log, replayed (as the history and the streams replay it), names it the same,
-    not "cy"."""
+    """cy's late seek takes seat 2, which opens again named "open seat 3" (the number a person
+    reads for it) in the stored state; the stored log, replayed (as the history and the
+    streams replay it), names it the same, not "cy"."""
     admin = redis.Redis.from_url(redis_server.url)
     with (
         LateLink(redis_server.port) as link,
@@ -238,7 +238,7 @@ def test_a_seat_a_seek_answered_503_took_is_named_alike_in_the_view_and_the_repl
         assert late.status_code == 503, late.text
         eventually(link.delivered.is_set, 10, "the held compare-and-set was never delivered")
         eventually(lambda: view(base, gid)["players"][2]["open"], 10, "the seat stays taken")
-        assert view_names(base, gid) == ["ann", "bo", "open seat 2", "open seat 3"]
+        assert view_names(base, gid) == ["ann", "bo", "open seat 3", "open seat 4"]
         assert replayed_names(redis_server.url, gid) == view_names(base, gid)
 
 
@@ -276,7 +276,8 @@ def test_a_rated_seat_taken_by_a_seek_answered_503_after_the_deal_goes_to_a_bot(
             (False, None),
             (False, "planner"),
         ]
-        assert table["players"][2]["name"] == "planner 2"  # named as a seek's fill names a bot
+        assert table["players"][2]["name"] == "planner 3"  # named as a seek's fill names a bot
+        assert replayed_names(redis_server.url, gid) == view_names(base, gid)
         again = requests.post(url, json=cy, timeout=30)
         assert again.status_code == 201, again.text
         assert again.json()["game_id"] != gid and again.json()["seat"] == 0

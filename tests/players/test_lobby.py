@@ -288,18 +288,29 @@ def test_a_seat_a_bot_filled_is_named_as_its_bot_in_the_view_and_the_replay(
     server: str, redis_server: RedisServer
 ) -> None:
     """A seat is named for who sits there: a bot that took an open seat of a seek table is
-    named as the web table names the bots it seats, not "open seat N"; the game's stored log,
+    named as the web table names the bots it seats, with the number a person reads for the
+    seat (the web table's "Seat 3" is seat 2), not "open seat N"; the game's stored log,
     replayed (as the history and the streams replay it), names it the same."""
     made = seek(server, "now", players=3, turn_seconds=4323, fill_with_bots_after=0)
     gid = made["game_id"]
     view = requests.get(f"{server}/api/v1/games/{gid}", timeout=10).json()
-    assert [p["name"] for p in view["players"]] == ["now", "planner 1", "planner 2"]
+    assert [p["name"] for p in view["players"]] == ["now", "planner 2", "planner 3"]
     assert [p["bot"] for p in view["players"]] == [None, "planner", "planner"]
     replayer = Replayer()
     for raw in redis.Redis.from_url(redis_server.url).lrange(keys.log_key(gid), 0, -1):
         replayer.feed(raw)
     assert replayer.state is not None
-    assert replayer.state.players == ["now", "planner 1", "planner 2"]
+    assert replayer.state.players == ["now", "planner 2", "planner 3"]
+
+
+def test_open_seats_are_named_with_the_number_a_person_reads_for_them(server: str) -> None:
+    """An open seat, at a created table or at a seek's, reads "open seat N" with N the seat's
+    number on the web table and in the docs (seat index + 1), as its invite link says."""
+    made = create(server, players=["ann", {"open": True}, "cy"])
+    assert [s["name"] for s in made["seats"]] == ["ann", "open seat 2", "cy"]
+    assert view_names(server, made["game_id"]) == ["ann", "open seat 2", "cy"]
+    sought = seek(server, "sol", players=3, turn_seconds=4324)
+    assert view_names(server, sought["game_id"]) == ["sol", "open seat 2", "open seat 3"]
 
 
 def test_a_hosts_seat_changes_name_seats_alike_in_the_view_and_the_replay(

@@ -87,7 +87,7 @@ def test_record_wire_form_round_trips_every_kind() -> None:
         Record(Kind.JOIN, By.PLAYER, CREATED + 9, 2, text="Zoë ♦"),
         Record(Kind.SEAT, By.HOST, CREATED + 9, 1, text="planner"),
         Record(Kind.SEAT, By.HOST, CREATED + 9, 1, text=""),
-        Record(Kind.SEAT, By.AUTO, CREATED + 9, 1, name="open seat 1"),
+        Record(Kind.SEAT, By.AUTO, CREATED + 9, 1, name="open seat 2"),
         Record(Kind.SEAT, By.AUTO, CREATED + 9, 1, text="planner", name=""),
     ]
     for record in samples:
@@ -103,13 +103,19 @@ def test_record_wire_form_round_trips_every_kind() -> None:
 def test_a_seat_change_that_names_its_seat_renames_it_in_the_replay() -> None:
     """A reopening that names the seat (the server's, for a seat whose token nobody holds)
     renames it; one that names nothing (the host's, and every record stored without a name,
-    whose wire form ends at the level) keeps its name."""
+    whose wire form ends at the level) keeps its name. A server's fill stored without a name
+    (an older release's) names the seat by level and seat index, as that game's stored state
+    does."""
     names = ["ann", "cy", "bo"]
-    _name_seat(names, 1, Record(Kind.SEAT, By.AUTO, CREATED, 1, name="open seat 1"))
+    _name_seat(names, 1, Record(Kind.SEAT, By.AUTO, CREATED, 1, name="open seat 2"))
     _name_seat(names, 2, decode(bytes([Kind.SEAT * 8 + 4, 0, 3]), CREATED, 3, TICK_MS))
     old = decode(bytes([Kind.SEAT * 8 + 4, 0, 3]), CREATED, 3, TICK_MS)
     assert (old.by, old.text, old.name) == (By.AUTO, "", None)
-    assert names == ["ann", "open seat 1", "bo"]
+    assert names == ["ann", "open seat 2", "bo"]
+    older_fill = decode(bytes([Kind.SEAT * 8 + 4, 0, 3, *b"planner"]), CREATED, 3, TICK_MS)
+    assert (older_fill.by, older_fill.text, older_fill.name) == (By.AUTO, "planner", None)
+    _name_seat(names, 2, older_fill)
+    assert names == ["ann", "open seat 2", "planner 2"]
 
 
 def test_entries_show_the_contract_shape_and_history_positions() -> None:

@@ -12,7 +12,7 @@ from flask import request
 from service import rules
 from service.rules import Preset
 from service.rules.log import TICK_MS, By, Kind, Record
-from service.seating import Listing, Seat, SeatKind, Table
+from service.seating import Listing, Seat, SeatKind, Table, open_seat_name
 from service.store.players import Player
 from service.store.tokens import invite_digest, new_invite, new_token
 
@@ -21,9 +21,6 @@ from ..config import settings
 from ..problems import ApiError
 from ..store_access import store
 from ..transaction import NewGame, now_ms, server_moves
-
-# The engine wants a name for every seat; an open seat shows this until someone joins.
-OPEN_SEAT_NAME = "open seat {}"
 
 
 def invite_url(game_id: str, invite: str) -> str:
@@ -40,7 +37,8 @@ def build(body: dict[str, Any]) -> NewGame:
     else:
         seats = body["players"]
         check_unseeded(body)
-        names = [s.get("name") or OPEN_SEAT_NAME.format(i) for i, s in enumerate(seats)]
+        # The engine wants a name for every seat; an open seat shows this until someone joins.
+        names = [s.get("name") or open_seat_name(i) for i, s in enumerate(seats)]
         state = rules.new_game(
             names, body.get("preset", Preset.STANDARD), body.get("options"), body.get("seed")
         )

@@ -16,11 +16,11 @@ from flask import Response
 
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
-from service.seating import Listing, Seat, SeatKind, Table
+from service.seating import Listing, Seat, SeatKind, Table, open_seat_name
 from service.store.tokens import hash_token, new_game_id, new_token
 
 from ..codes import Problem
-from ..games.creation import OPEN_SEAT_NAME, player_of, turn_seconds_of
+from ..games.creation import player_of, turn_seconds_of
 from ..idempotency import MIN_CREATE_KEY, request_idempotency_key
 from ..owed import owe
 from ..problems import ApiError
@@ -150,7 +150,7 @@ def reopen_later(game_id: str, digest: bytes) -> None:
     answers, that seat opens again if it holds the token (and the table is listed again), so
     that the 503 stands for a seek that changed nothing; the seeker's retry is seated anew."""
     games = store()
-    reopen = partial(reopen_if_held, games, game_id, digest, OPEN_SEAT_NAME.format)
+    reopen = partial(reopen_if_held, games, game_id, digest, open_seat_name)
     owe(f"reopen:{game_id}:{digest.hex()[:16]}", reopen)
 
 
@@ -231,7 +231,7 @@ def make_table(game_id: str, wanted: Seek, offered: list[bytes] | None = None) -
     """The seek table ``game_id`` (claimed already), the seeker in seat 0, the rest open.
     ``offered``: the digest of the seeker's token is added to it."""
     created = now_ms()
-    names = [wanted.name] + [OPEN_SEAT_NAME.format(i) for i in range(1, wanted.players)]
+    names = [wanted.name] + [open_seat_name(i) for i in range(1, wanted.players)]
     state = rules.new_game(names, wanted.preset)
     seats = [Seat(SeatKind.PERSON, player=wanted.player)]
     seats += [Seat(SeatKind.OPEN) for _ in range(1, wanted.players)]

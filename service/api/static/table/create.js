@@ -49,7 +49,8 @@ function players(form, count, me) {
   for (let i = 1; i < count; i += 1) {
     const kind = form.elements[`kind-${i}`].value;
     const level = form.elements[`level-${i}`].value;
-    list.push(kind === "open" ? { open: true } : { name: `${level} ${i}`, bot: level });
+    // Named with the number the form shows for the seat ("Seat 3": index 2), as the server names its bots.
+    list.push(kind === "open" ? { open: true } : { name: `${level} ${i + 1}`, bot: level });
   }
   return list;
 }
