@@ -33,7 +33,15 @@ from flask import Response
 from service import rules
 from service.rules import Role, RoleKind, Status
 from service.rules.log import By, Kind, Record, encode, rfc3339, seat_events
-from service.seating import Applied, Seat, SeatKind, Table, bot_seat_name, server_turns
+from service.seating import (
+    Applied,
+    Seat,
+    SeatKind,
+    Table,
+    bot_seat_name,
+    open_seat_name,
+    server_turns,
+)
 from service.seating.server_turns import FILL_BOT
 from service.store import (
     NO_TOKEN,
@@ -638,8 +646,9 @@ def _relist(games: GameStore, game_id: str, state: rules.GameState, table: Table
 
 def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | None]:
     """A rematch whose claim window is over, or whose person seats are all claimed: its claims
-    close, and its person seats nobody claimed become open (their tokens stop working here);
-    the changes, and the seat digests after them."""
+    close, and its person seats nobody claimed become open (their tokens stop working here),
+    named as open seats: they are no longer their old players' places. The changes, and the
+    seat digests after them."""
     listing = g.table.listing
     if not listing.rematch_of or listing.claim_until_ms is None:
         return [], None
@@ -654,7 +663,8 @@ def open_unclaimed(g: Loaded, now: int) -> tuple[list[Applied], list[bytes] | No
         if seat.kind == SeatKind.PERSON and str(n) not in claimed:
             g.table.seats[n] = Seat(SeatKind.OPEN, invite=invite_digest(new_invite()))
             digests[n] = NO_TOKEN
-            record = Record(Kind.SEAT, By.AUTO, now, n)
+            name = g.state.players[n] = open_seat_name(n)
+            record = Record(Kind.SEAT, By.AUTO, now, n, name=name)
             applied.append(Applied(record, seat_events(record)))
     return applied, digests if applied else None
 

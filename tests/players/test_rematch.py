@@ -98,8 +98,9 @@ def test_a_seat_nobody_claims_becomes_open(server: str) -> None:
 def test_a_seat_nobody_claims_is_named_alike_in_the_view_and_the_replay(
     server: str, redis_server: RedisServer
 ) -> None:
-    """The seat opened for want of a claim keeps its name in the stored state, and the stored
-    log, replayed (as the history and the streams replay it), names it the same."""
+    """The seat opened for want of a claim reads as open, "open seat 2" (the web table's
+    "Seat 2"), not as bo, whose place it is no longer; the stored log, replayed (as the
+    history and the streams replay it), names it the same."""
     game = finished(server)
     new = ask(server, game["game_id"], game["seats"][0]["token"]).json()["game_id"]
     eventually(
@@ -109,7 +110,7 @@ def test_a_seat_nobody_claims_is_named_alike_in_the_view_and_the_replay(
         CLAIM_SECONDS + 10,
         "bo's seat never opened",
     )
-    assert view_names(server, new) == ["ann", "bo", "cpu"]
+    assert view_names(server, new) == ["ann", "open seat 2", "cpu"]
     assert replayed_names(redis_server.url, new) == view_names(server, new)
 
 
