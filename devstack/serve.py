@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
@@ -165,17 +166,28 @@ def redis_answers(sock: Path) -> bool:
 
 
 def address_taken(address: str) -> bool:
-    """Whether something listens on ``host:port`` already (a unix socket path: never asked).
-    Bound as nginx and gunicorn bind (``SO_REUSEADDR``): only a listener refuses it."""
+    """Whether something listens on ``host:port`` already (a unix socket path: never asked), at
+    any address the host resolves to: nginx binds each of them (``localhost`` is often
+    127.0.0.1 and ::1), and fails on the one that is taken. Bound as nginx and gunicorn bind
+    (``SO_REUSEADDR``): only a listener refuses it."""
     if address.startswith("unix:") or ":" not in address:
         return False
     host, port = address.rsplit(":", 1)
-    host = host.strip("[]")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        found = socket.getaddrinfo(
+            host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror:
+        return False  # a name that does not resolve: the server's own bind says so
+    return any(_listened_on(family, where) for family, _, _, _, where in found)
+
+
+def _listened_on(family: socket.AddressFamily, where: tuple[Any, ...]) -> bool:
+    """Whether a listener holds the socket address ``where`` of ``family``."""
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind((host, int(port)))
+            probe.bind(where)
         except OSError:
             return True
     return False

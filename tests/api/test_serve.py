@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,12 +38,13 @@ def listening_addresses(port: int) -> set[str]:
 
 
 def serve_expecting_a_stop(
-    env: dict[str, str], timeout: float
+    env: dict[str, str], timeout: float, prefix: Sequence[str] = ()
 ) -> subprocess.CompletedProcess[str] | None:
-    """``make run``'s stack started with ``env`` where it must refuse to start: how it ended,
-    or None when it was still running after ``timeout`` seconds (then stopped)."""
+    """``make run``'s stack started with ``env`` (under the command ``prefix``, if any) where it
+    must refuse to start: how it ended, or None when it was still running after ``timeout``
+    seconds (then stopped)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "devstack.serve"],
+        [*prefix, sys.executable, "-m", "devstack.serve"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -154,6 +155,35 @@ def test_a_taken_port_stops_make_run_before_it_starts_anything(tmp_path: Path) -
     assert stopped.returncode != 0
     assert "serving on" not in out, out
     assert f"127.0.0.1:{port} is in use" in err, out + err
+    assert not (tmp_path / "redis.sock").exists(), "Redis was started"
+
+
+def with_hosts_file(hosts: Path) -> list[str]:
+    """A command prefix that runs the command with ``hosts`` as its /etc/hosts (a user and
+    mount namespace of its own; the network is this machine's)."""
+    return ["unshare", "-rm", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)]
+
+
+def test_a_host_whose_every_address_is_checked_stops_make_run_on_a_taken_one(
+    tmp_path: Path,
+) -> None:
+    """``HOST=localhost`` where localhost is 127.0.0.1 and ::1, and something listens on ::1
+    alone: nginx binds both and fails on ::1, so the check before anything starts must look at
+    every address the host resolves to, not the first IPv4 one."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n::1 localhost\n")
+    if subprocess.run([*with_hosts_file(hosts), "true"], check=False).returncode != 0:
+        pytest.skip("no user and mount namespaces here")
+    with socket.socket(socket.AF_INET6) as other:
+        other.bind(("::1", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        env = {**os.environ, "HOST": "localhost", "PORT": str(port), "DATA_DIR": str(tmp_path)}
+        env.pop("REDIS_URL", None)
+        stopped = serve_expecting_a_stop(env, timeout=60, prefix=with_hosts_file(hosts))
+    assert stopped, "make run kept running on a taken port"
+    assert stopped.returncode != 0
+    assert f"localhost:{port} is in use" in stopped.stderr, stopped.stdout + stopped.stderr
     assert not (tmp_path / "redis.sock").exists(), "Redis was started"
 
 
