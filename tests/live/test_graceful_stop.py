@@ -5,14 +5,18 @@ and resume from their last entry."""
 
 from __future__ import annotations
 
+import http.client
 import signal
+import socket
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
 from devstack.gunicorn import Gunicorn
+from devstack.managed import wait_until
 from devstack.redis_server import RedisServer
 
 #: Well above what the test allows for the stop: without the drain the streams would be held
@@ -120,3 +124,77 @@ def test_streams_ending_while_redis_is_away_log_no_traceback(tmp_path: Any) -> N
         redis.stop()
     text = log.read_text()
     assert "Traceback" not in text and "Error handling request" not in text, text[-4000:]
+
+
+def refused(url: str) -> bool:
+    """Whether a new connection to ``url``'s host and port is refused (nothing accepts there)."""
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def test_a_stream_asked_for_after_sigterm_in_a_worker_that_never_streamed_ends_cleanly(
+    redis_server: RedisServer, live_server: str, tmp_path: Any
+) -> None:
+    """A stream asked for after SIGTERM, on a connection the worker accepted before (a kept-alive
+    one; a connection accepted in the second before the worker stops accepting is the same), in a
+    worker whose hub did not exist when the stop drained the hubs: it must end at once, cleanly,
+    as the streams open at the stop do, and its reader resume elsewhere from its last entry. Not
+    ended, it is held until the graceful timeout and then cut."""
+    server = Gunicorn(
+        redis_server.url,
+        workers=1,
+        pool="streams",
+        env={"GRACEFUL_TIMEOUT": str(GRACEFUL_TIMEOUT), "STREAM_WORKERS": "1"},
+        log_path=tmp_path / "streams.log",
+    )
+    server.start()
+    try:
+        created = requests.post(
+            live_server + "/api/v1/games", json={"players": ["ann", "bo"]}, timeout=10
+        ).json()
+        events = f"/api/v1/games/{created['game_id']}/events"
+        parts = urlsplit(server.url)
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
+        conn.request("GET", "/healthz")  # the worker holds the connection, kept alive
+        assert conn.getresponse().read() == b'{"status":"ok"}'
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
+        wait_until(
+            lambda: refused(server.url),
+            alive=lambda: server.alive,
+            timeout=10,
+            interval=0.02,
+            what="the stop of accepting",
+            exited=lambda: (tmp_path / "streams.log").read_text()[-2000:],
+        )
+        time.sleep(0.3)  # the drain looks at the worker's stop every 0.1 s: it has run
+        conn.request("GET", events, headers={"Accept": "text/event-stream"})
+        answer = conn.getresponse()
+        assert answer.status == 200
+        try:
+            body: bytes | Exception = answer.read()
+        except http.client.IncompleteRead as exc:  # cut, not ended
+            body = exc
+        server.proc.wait(GRACEFUL_TIMEOUT + 10)
+        conn.close()
+    finally:
+        server.stop()
+    assert isinstance(body, bytes), f"the stream was cut: {body!r}"
+    assert b"id: 1\n" in body and body.endswith(b"\n\n"), body
+    host = {"Authorization": f"Bearer {created['host_token']}"}
+    dealt = requests.post(
+        f"{live_server}{events[: -len('/events')]}/deal", headers=host, timeout=10
+    )
+    assert dealt.status_code == 200, dealt.text
+    with requests.get(
+        live_server + events,
+        headers={"Accept": "text/event-stream", "Last-Event-ID": "1"},
+        stream=True,
+        timeout=10,
+    ) as resumed:
+        first = next(line for line in resumed.iter_lines() if line.startswith(b"id: "))
+    assert first == b"id: 2", "the resumed stream did not start after the last entry read"

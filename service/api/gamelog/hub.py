@@ -393,8 +393,11 @@ class Hub:
         self.wakeups = store.wakeups(self._wake, self._subscribed)
         self._lock = threading.Lock()
         self._started = False
-        self.draining = False
-        _HUBS.add(self)
+        with _HUBS_LOCK:
+            # A hub made after the process's drain (its first stream asked for after SIGTERM)
+            # drains from the start: no drain to come would end its streams.
+            self.draining = _DRAINED.is_set()
+            _HUBS.add(self)
 
     def drain(self) -> None:
         """The process is stopping: end every stream now and answer every long-poll with what
@@ -567,12 +570,22 @@ def shared(held: list[Entry], stored: list[Entry]) -> int:
 HUB_EXTENSION = "mexican_train_hub"
 #: Every hub of this process, for :func:`drain` (one per app; tests make several apps).
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+#: Set once this process drained: a worker told to stop still serves the requests of
+#: connections it accepted (kept alive, or in the second before it stops accepting).
+_DRAINED = threading.Event()
+#: Keeps a hub's making and a drain apart: a hub listed after the drain read the list would
+#: be missed by it, and one made before the flag was set would not see it.
+_HUBS_LOCK = threading.Lock()
 
 
 def drain() -> None:
-    """End the streams and long-polls of every hub of this process (the server is stopping:
-    ``deploy/gunicorn.conf.py`` calls it once the worker was told to exit)."""
-    for found in list(_HUBS):
+    """End the streams and long-polls of every hub of this process, and of any hub made later
+    (the server is stopping: ``deploy/gunicorn.conf.py`` calls it once the worker was told to
+    exit)."""
+    with _HUBS_LOCK:
+        _DRAINED.set()
+        hubs = list(_HUBS)
+    for found in hubs:
         found.drain()
 
 
