@@ -12,12 +12,18 @@ files and two archives, and the sums a scrape reports stay the same.
 A scrape reads the files one by one after listing them: one removed between the two would fail
 the scrape, and one read both before and after its merge would be counted twice. A lock file in
 the folder keeps the two apart (:func:`collect` shared, :func:`archive_dead` exclusive).
+
+A scrape never waits inside ``flock``: in a gevent worker (the streams pool) that call holds the
+whole event loop, so every stream of the worker would hear nothing while the master archives
+(1.2 s measured for 960 label sets on a loaded machine). It asks without waiting and sleeps
+between asks, a sleep gevent patches into a yield.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,21 +37,40 @@ ARCHIVE_PID = "archive"
 LOCK_NAME = ".lock"  # not *.db: the collector reads only those
 
 
+#: How long a scrape sleeps between two asks for the lock while an archiving holds it.
+LOCK_RETRY_SECONDS = 0.01
+
+
 @contextmanager
-def _locked(directory: str, mode: int) -> Iterator[None]:
+def _locked(directory: str, mode: int, wait: bool = True) -> Iterator[None]:
+    """The folder's lock in ``mode``; without ``wait``, taken by asks that never block in
+    ``flock`` (see the module's docstring), sleeping between them."""
     with open(os.path.join(directory, LOCK_NAME), "a") as lock:
-        fcntl.flock(lock, mode)
+        if wait:
+            fcntl.flock(lock, mode)
+        else:
+            while not _took(lock.fileno(), mode):
+                time.sleep(LOCK_RETRY_SECONDS)
         try:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _took(fd: int, mode: int) -> bool:
+    """Whether the lock was taken at once (False: another process holds it)."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def collect(directory: str) -> bytes:
     """The exposition text of every worker's files in ``directory``, summed."""
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
-    with _locked(directory, fcntl.LOCK_SH):
+    with _locked(directory, fcntl.LOCK_SH, wait=False):
         return bytes(generate_latest(registry))
 
 
