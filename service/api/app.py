@@ -21,6 +21,7 @@ from service.frameworks.smorest import serve_spec_with
 from service.store import GameStore, IdempotentReplay, connect
 from service.store.connection import Limits
 
+from . import owed
 from .caching import apply_policy
 from .codes import Problem
 from .config import DEFAULTS, SETTINGS_KEY, Settings, load_settings
@@ -110,6 +111,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(extra)
     app.config[SETTINGS_KEY] = settings
     app.extensions[STORE_EXTENSION] = settings.store or build_store(settings)
+    owed.give_up_after(settings.owed_give_up_seconds)
     init_api(app)
     init_docs_page(app)
     init_table_page(app)

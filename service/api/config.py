@@ -88,6 +88,9 @@ DEFAULTS: dict[str, Any] = {
     # (5 s, 30 s, 2 min, 5 min, 15 min, 30 min by default), until an hour after its first try.
     "WEBHOOK_RETRY_MS": 5000,
     "WEBHOOK_GIVE_UP_SECONDS": 3600,
+    # A write a stored change owes to keys outside its game (the worker's queue, webhooks, the
+    # lobby), which Redis did not take, is given up this long after it is first owed.
+    "OWED_GIVE_UP_SECONDS": 3600,
 }
 MAY_BE_ZERO = {
     "RATE_LIMIT_PER_MINUTE",
@@ -141,6 +144,7 @@ class Settings:
     webhook_lookups_per_address: int
     webhook_retry_ms: int
     webhook_give_up_seconds: int
+    owed_give_up_seconds: int
     store: GameStore | None = None  # a ready store (tests); else one is built from redis_url
 
     @property

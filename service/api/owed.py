@@ -15,9 +15,14 @@ the change was stored: a slow Redis may run it seconds later. One that does not 
 A write Redis does not answer (away, or hung) is tried again less and less often, up to every
 :data:`AWAY_MAX_WAIT_SECONDS`, while the others go on: one aimed at a node that is gone holds
 back no write to another, only the later writes of its own game (the key's second part), which
-keep their order. Every write is given up :data:`MAX_AGE_SECONDS` after it is first owed: a
+keep their order. Every write is given up :data:`MAX_AGE_SECONDS` (``OWED_GIVE_UP_SECONDS``)
+after it is first owed: a
 Redis away that long has lost or replaced what the write is for (the worker's sweep queues
 the games owed a move again), and a process owes no write for ever.
+
+Each process counts in its metrics the writes it owes and those it gave up, by why
+(:data:`OWED_NOW`, :data:`GIVEN_UP`): a write given up is a game that waits for the worker's
+sweep, or a notification or a lobby change lost, which a log line alone leaves unseen.
 
 Every write owed is idempotent (a queued game is decided from its stored record when its job
 runs; a delivery is stored under its own id; a table is listed or taken out by its id), so one
@@ -34,9 +39,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import redis
+from prometheus_client import Counter, Gauge
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,31 @@ MAX_AGE_SECONDS = 3_600.0
 #: The owed keys' kinds that list a table or take it out (its lobby sets, its seek bucket):
 #: their order decides whether the table ends listed, so one is never made before an older one.
 LISTING = frozenset({"list", "delist", "close", "reopen-seek"})
+
+
+class GiveUp(StrEnum):
+    """Why an owed write was given up: the ``reason`` label of :data:`GIVEN_UP`."""
+
+    AGE = "age"  # owed longer than the give-up time (MAX_AGE_SECONDS, OWED_GIVE_UP_SECONDS)
+    TRIES = "tries"  # refused for itself MAX_TRIES times
+    FULL = "full"  # the oldest, dropped for a new one with MAX_OWED waiting
+    FAULT = "fault"  # the write failed outside Redis, which no retry mends
+
+
+# livesum: a worker that died owes nothing any more (its writes died with it).
+OWED_NOW = Gauge(
+    "owed_writes",
+    "Writes a stored change owes to keys outside its game (queueing, webhooks, lobby) that "
+    "Redis has not taken yet, in this process's queue.",
+    multiprocess_mode="livesum",
+)
+GIVEN_UP = Counter(
+    "owed_writes_given_up_total",
+    "Owed writes given up, per reason (age, tries, full, fault).",
+    ["reason"],
+)
+for _reason in GiveUp:  # every reason reported from the start, at 0
+    GIVEN_UP.labels(reason=_reason.value)
 
 
 def write_or_owe(key: str, write: Callable[[], Any]) -> None:
@@ -102,7 +134,7 @@ class _Owing:
     at: float = 0.0  # time.monotonic() of its next try
     wait: float = 0.0  # before the next look, if this one finds nothing yet
     until: float = math.inf  # looks that find nothing are given up after this (set at the first)
-    since: float = field(default_factory=time.monotonic)  # first owed (see MAX_AGE_SECONDS)
+    since: float = field(default_factory=time.monotonic)  # first owed (see Owed.max_age)
     away_wait: float = 0.0  # the wait until the next try, after Redis did not answer the last
 
 
@@ -121,6 +153,8 @@ class Owed:
     that makes them runs only while some wait."""
 
     def __init__(self) -> None:
+        #: A write owed longer than this is given up (:func:`give_up_after` sets it).
+        self.max_age = MAX_AGE_SECONDS
         self._reset()
         os.register_at_fork(after_in_child=self._reset)  # a child starts with nothing owed
 
@@ -128,17 +162,29 @@ class Owed:
         self._lock = threading.Lock()
         self._writes: dict[str, _Owing] = {}
         self._thread: threading.Thread | None = None
+        self._counted()
+
+    def _counted(self) -> None:
+        """Report how many writes are owed (after each change of them, under the lock)."""
+        OWED_NOW.set(len(self._writes))
+
+    def _given_up(self, key: str, reason: GiveUp) -> None:
+        """Drop the write owed under ``key`` and count it given up (under the lock)."""
+        del self._writes[key]
+        GIVEN_UP.labels(reason=reason.value).inc()
+        self._counted()
 
     def add(self, key: str, write: Callable[[], Any]) -> None:
         with self._lock:
             if key not in self._writes and len(self._writes) >= MAX_OWED:
                 dropped = next(iter(self._writes))
-                del self._writes[dropped]
+                self._given_up(dropped, GiveUp.FULL)
                 log.error("%s: owed write dropped (%d waiting)", dropped, MAX_OWED)
             # Made after every write owed before it: a listing owed after a delisting of the
             # same table (another key) is made last, as the change that owes it came last.
             self._writes.pop(key, None)
             self._writes[key] = _Owing(write)
+            self._counted()
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="owed", daemon=True)
                 self._thread.start()
@@ -164,10 +210,10 @@ class Owed:
             self._retry(owed, now)
 
     def _expire(self, now: float) -> None:
-        """Give up the writes owed longer than :data:`MAX_AGE_SECONDS` (under the lock)."""
-        for key in [k for k, owing in self._writes.items() if now - owing.since > MAX_AGE_SECONDS]:
-            del self._writes[key]
-            log.error("%s: owed write given up after %.0f s", key, MAX_AGE_SECONDS)
+        """Give up the writes owed longer than :attr:`max_age` (under the lock)."""
+        for key in [k for k, owing in self._writes.items() if now - owing.since > self.max_age]:
+            self._given_up(key, GiveUp.AGE)
+            log.error("%s: owed write given up after %.0f s", key, self.max_age)
 
     def _retry(self, owed: list[tuple[str, _Owing]], now: float) -> None:
         """Try each write that is due: one Redis did not answer holds back the later writes of
@@ -193,7 +239,7 @@ class Owed:
                 continue
             except Exception:  # a fault of the write itself, which no retry mends
                 log.exception("%s: owed write dropped", key)
-                self._settle(key, owing)
+                self._settle(key, owing, GiveUp.FAULT)
                 continue
             self._settle(key, owing)
             log.info("%s: owed write made", key)
@@ -208,6 +254,7 @@ class Owed:
                 owing.until, owing.wait = now + LOOK_FOR_SECONDS, LOOK_FIRST_SECONDS
             if now + owing.wait > owing.until:
                 del self._writes[key]
+                self._counted()
                 log.info("%s: the change was not found stored: nothing owed", key)
                 return
             owing.at, owing.wait = now + owing.wait, owing.wait * LOOK_GROWTH
@@ -227,14 +274,26 @@ class Owed:
             owing.tries += 1
             if owing.tries < MAX_TRIES:
                 return
-            del self._writes[key]
+            self._given_up(key, GiveUp.TRIES)
         log.error("%s: owed write given up after %d tries: %s", key, owing.tries, err)
 
-    def _settle(self, key: str, owing: _Owing) -> None:
+    def _settle(self, key: str, owing: _Owing, given_up: GiveUp | None = None) -> None:
+        """The write ``owing`` is done with: made, or ``given_up``."""
         with self._lock:
-            if self._writes.get(key) is owing:  # not replaced meanwhile
-                del self._writes[key]
+            if self._writes.get(key) is not owing:
+                return  # replaced meanwhile
+            if given_up is not None:
+                self._given_up(key, given_up)
+                return
+            del self._writes[key]
+            self._counted()
 
 
 #: This process's owed writes.
 OWED = Owed()
+
+
+def give_up_after(seconds: float) -> None:
+    """Give up this process's owed writes ``seconds`` after they are first owed
+    (``OWED_GIVE_UP_SECONDS``)."""
+    OWED.max_age = seconds

@@ -11,10 +11,15 @@ from typing import Any
 
 import pytest
 import redis
+import requests
+from prometheus_client import REGISTRY
 
+from devstack.gunicorn import Gunicorn
 from devstack.redis_server import RedisServer
 from service.api import owed
-from tests.redis_clients import flushed_client
+from tests.eventually import eventually
+from tests.metrics import metric_total
+from tests.redis_clients import flushed_client, keys_not_starting, user_without
 
 
 def made_within(check: Callable[[], bool], seconds: float = 5) -> bool:
@@ -31,24 +36,33 @@ def test_a_write_refused_for_itself_holds_back_no_other(
 ) -> None:
     monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
     monkeypatch.setattr(owed, "MAX_TRIES", 5)
+    before = given_up(owed.GiveUp.TRIES)
     with flushed_client(redis_server) as client:
         owing = owed.Owed()
         owing.add("bad", lambda: client.execute_command("NO.SUCH.COMMAND"))
         owing.add("good", lambda: client.set("made", 1))
         assert made_within(lambda: client.get("made") == b"1")
         assert made_within(lambda: len(owing) == 0), "the refused write was never given up"
+    assert given_up(owed.GiveUp.TRIES) == before + 1
+
+
+def given_up(reason: owed.GiveUp) -> float:
+    """This process's count of owed writes given up for ``reason``."""
+    return REGISTRY.get_sample_value("owed_writes_given_up_total", {"reason": reason}) or 0.0
 
 
 def test_a_write_that_fails_outside_redis_is_dropped_and_stops_no_other(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(owed, "RETRY_SECONDS", 0.05)
+    before = given_up(owed.GiveUp.FAULT)
     with flushed_client(redis_server) as client:
         owing = owed.Owed()
         owing.add("broken", lambda: client.set("never", broken_value(object())))
         owing.add("good", lambda: client.set("made", 1))
         assert made_within(lambda: client.get("made") == b"1")
         assert made_within(lambda: len(owing) == 0), "the broken write is still owed"
+        assert given_up(owed.GiveUp.FAULT) == before + 1
         owing.add("later", lambda: client.set("later", 1))
         assert made_within(lambda: client.get("later") == b"1")
 
@@ -179,6 +193,23 @@ def test_an_owed_write_is_given_up_after_its_lifetime(
         assert made_within(lambda: len(owing) == 0), "a write Redis never takes is owed for ever"
 
 
+def test_an_owed_write_dropped_for_a_newer_one_with_the_queue_full_is_counted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(owed, "MAX_OWED", 1)
+    before = given_up(owed.GiveUp.FULL)
+    with RedisServer(data_dir=str(tmp_path)) as gone:
+        dead = redis.Redis.from_url(gone.url, socket_timeout=0.5)
+        gone.stop()
+        owing = owed.Owed()
+        owing.add("work:g1:None", lambda: dead.set("x", 1))
+        owing.add("work:g2:None", lambda: dead.set("y", 1))
+        assert len(owing) == 1
+        assert given_up(owed.GiveUp.FULL) == before + 1
+        with owing._lock:
+            owing._writes.clear()
+
+
 def test_a_write_made_while_its_game_owes_one_goes_behind_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -200,3 +231,37 @@ def test_a_write_made_while_its_game_owes_one_goes_behind_it(
         assert client.smembers("lobby") == {b"g2"}, "another game's write was held back"
         assert made_within(lambda: len(owed.OWED) == 0, 20), "the owed writes were never made"
         assert client.smembers("lobby") == {b"g2"}, "the older listing overtook the delisting"
+
+
+def test_writes_owed_and_given_up_are_counted_in_the_servers_metrics(tmp_path: Path) -> None:
+    """A real server whose Redis refuses the worker's queue (an ACL: the table of bots stored,
+    its hand-over owed), then goes away. /metrics shows the write owed, then, once it is given
+    up after OWED_GIVE_UP_SECONDS, none owed and one given up (reason ``age``): a write given up
+    is seen by the operator's scraper, not in the log alone."""
+    with RedisServer(data_dir=str(tmp_path / "redis")) as server:
+        admin = redis.Redis.from_url(server.url)
+        app_url = user_without(server, admin, keys=keys_not_starting("mt:{work}"))
+        env = {"OWED_GIVE_UP_SECONDS": "3", "LOG_LEVEL": "warning"}
+        app = Gunicorn(app_url, workers=1, env=env, log_path=tmp_path / "app.log")
+        with app:
+            assert owed_metrics(app) == (0, 0)
+            # More than a request's budget of bots' turns: the rest is handed to the worker.
+            players = [{"name": f"b{n}", "bot": "hard"} for n in range(4)]
+            body = {"players": players, "auto_deal": True, "seed": 3, "options": {"rounds": 2}}
+            created = requests.post(app.url + "/api/v1/games", json=body, timeout=10)
+            assert created.status_code == 201, created.text
+            owing, given_up = owed_metrics(app)
+            assert owing >= 1 and given_up == 0, (owing, given_up)
+            server.stop()  # Redis goes away: the write is never taken
+            eventually(lambda: owed_metrics(app)[0] == 0, 30, "the owed write is kept")
+            assert owed_metrics(app) == (0, owing)
+        assert "owed write given up after 3 s" in (tmp_path / "app.log").read_text()
+
+
+def owed_metrics(app: Gunicorn) -> tuple[float, float]:
+    """The server's writes owed at the scrape, and those given up for their age."""
+    text = requests.get(app.url + "/metrics", timeout=10).text
+    return (
+        metric_total(text, "owed_writes"),
+        metric_total(text, "owed_writes_given_up_total", reason="age"),
+    )
