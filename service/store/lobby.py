@@ -12,7 +12,10 @@
 - ``mt:{seek:<digest of the bucket>}:order`` and ``:claims``: the tables made by seeks of one
   bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
   A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
-  are served one after another, and a table never has more seekers than seats. TTL: each
+  are served one after another, and a table never has more seekers than seats. Each claim is
+  kept under its id until its table closes, so that a claim run twice (redis-py sends a
+  command again after a broken connection, and Redis may have run it) counts once, and a seek
+  retried with its Idempotency-Key finds the seat it claimed. TTL: each
   claim, seat given back or table reopened holds both keys for ``bucket_ttl`` (the game TTL)
   more, so a bucket that no seek uses again leaves nothing behind once its tables are gone.
 """
@@ -162,13 +165,23 @@ class Lobby:
         return [raw.decode() for raw in other]
 
     def claim(
-        self, bucket: str, fresh_id: str, seats: int, now_ms: int, player: str | None = None
+        self,
+        bucket: str,
+        fresh_id: str,
+        seats: int,
+        now_ms: int,
+        player: str | None = None,
+        *,
+        claim_id: str,
     ) -> tuple[str, int, bool]:
         """The next seeker's table and seat in ``bucket``; ``True`` when the table is new (the
-        seeker makes it, as ``fresh_id``). Seat -1: that table seats ``player`` already."""
+        seeker makes it, as ``fresh_id``). Seat -1: that table seats ``player`` already.
+        The claim made under ``claim_id`` (no space), if there is one, answered again: so
+        redis-py may send it again after a broken connection, and a retried seek finds the
+        seat it claimed."""
         game, seat, created = self._claim(
             keys=list(keys.seek_keys(bucket)),
-            args=[fresh_id, seats, now_ms, player or "", self.bucket_ttl],
+            args=[fresh_id, seats, now_ms, player or "", self.bucket_ttl, claim_id],
         )
         return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
 

@@ -295,9 +295,12 @@ return 1
 """
 
 # KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats, and
-# (field "<table>|p") the players seated by seeks as " <id> <id> " (an id holds no space)
+# (field "<table>|p") the players seated by seeks as " <id> <id> " (an id holds no space),
+# (field "<table>|c") the claims made there as " <claim> <claim> ", and (field "claim:<claim>")
+# each claim as "<table> <seat> <1 if the table is new, else 0>"
 # ARGV[1] = a fresh game id  ARGV[2] = seats a table has  ARGV[3] = now (ms)
 # ARGV[4] = the seeker's player id, or "" (anonymous)  ARGV[5] = the bucket's lifetime (seconds)
+# ARGV[6] = the claim's id (one per request and attempt; no space)
 # The seat of the next seeker: the first free seat of the oldest table with one (a table is
 # dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
 # ARGV[1]. Returns {game id, seat, 1 if the table is new}, or {game id, -1, 0} when that table
@@ -305,6 +308,10 @@ return 1
 # no table is ever given more seekers than seats, nor a player twice. A table whose seats are
 # all claimed keeps its counts until it is closed (CLOSE_SEEK_TABLE: its last seat taken, or
 # its open seats given to bots), so that a claim not taken can be given back (GIVE_BACK_SEAT).
+# A claim already made under ARGV[6] is answered again, unchanged: redis-py sends a script
+# again after a connection broke, maybe after Redis ran it, and a client retries a seek with
+# the same Idempotency-Key; run twice, the claim would hold a second seat, or find its own
+# seeker seated and refuse it.
 # Every script that adds to a bucket holds both its keys for the bucket's lifetime from then
 # (the game TTL: a table lives that long after its last change, which reaches its bucket): a
 # bucket is named by its seek's options, of which there are very many, and one whose last
@@ -312,8 +319,19 @@ return 1
 CLAIM_SEEK_SEAT = """
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
+local made = redis.call('HGET', KEYS[2], 'claim:' .. ARGV[6])
+if made then
+  local game, seat, new = string.match(made, '^(%S+) (%d+) (%d)$')
+  return {game, tonumber(seat), tonumber(new)}
+end
 local size = tonumber(ARGV[2])
 local player = ARGV[4]
+local function claim(game, seat, new)
+  redis.call('HSET', KEYS[2], 'claim:' .. ARGV[6], game .. ' ' .. seat .. ' ' .. new)
+  local claims = redis.call('HGET', KEYS[2], game .. '|c') or ' '
+  redis.call('HSET', KEYS[2], game .. '|c', claims .. ARGV[6] .. ' ')
+  return {game, seat, new}
+end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
 if oldest[1] then
   local game = oldest[1]
@@ -324,23 +342,26 @@ if oldest[1] then
   local seat = redis.call('HINCRBY', KEYS[2], game, 1) - 1
   if player ~= '' then redis.call('HSET', KEYS[2], game .. '|p', seated .. player .. ' ') end
   if seat + 1 >= size then redis.call('ZREM', KEYS[1], game) end
-  return {game, seat, 0}
+  return claim(game, seat, 0)
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], 1)
 if player ~= '' then redis.call('HSET', KEYS[2], ARGV[1] .. '|p', ' ' .. player .. ' ') end
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
-return {ARGV[1], 0, 1}
+return claim(ARGV[1], 0, 1)
 """
 
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket
-# Takes the table out of the bucket (its open seats go to bots): no seek claims one after this.
+# Takes the table out of the bucket (its open seats go to bots): no seek claims one after this,
+# and its claims are forgotten (a seek retried under one is given a seat anew).
 # Returns the seats claimed so far (0 when it was not in the bucket any more).
 CLOSE_SEEK_TABLE = """
 local claimed = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local claims = redis.call('HGET', KEYS[2], ARGV[1] .. '|c') or ''
+for id in string.gmatch(claims, '%S+') do redis.call('HDEL', KEYS[2], 'claim:' .. id) end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p')
+redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p', ARGV[1] .. '|c')
 return claimed
 """
 

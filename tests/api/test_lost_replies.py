@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 
 from devstack.redis_server import RedisServer
 from service.api.app import create_app
-from service.store import scripts
+from service.store import keys, scripts
 from tests.api.conftest import Game, bearer
 from tests.eventually import eventually
 from tests.faults.late_link import LateLink
@@ -96,3 +96,68 @@ def test_a_seek_whose_new_tables_reply_was_lost_is_a_503_and_leaves_no_seat_held
         return bool(players[0]["open"])
 
     eventually(seat_open, 30, "the seat taken under a token nobody holds never opened")
+
+
+def claims_of(redis_client: redis.Redis, bucket: str, game_id: str) -> int:
+    """The seats the seek bucket counts as claimed at ``game_id``."""
+    return int(redis_client.hget(keys.seek_keys(bucket)[1], game_id) or 0)
+
+
+def test_a_seek_whose_claim_reply_was_lost_claims_one_seat(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """Redis claims seat 1 for the second seeker and the reply is lost; sent again, the claim
+    must answer seat 1 again, not claim seat 2 too (which filled the table's count: the third
+    seeker was given a new table, and seat 1 waited for nobody)."""
+    client = linked_client
+    seek = {"name": "ann", "players": 3}
+    first: Any = client.post("/api/v1/lobby/seek", json=seek).json
+    link.lose_reply_of_next(str(redis_client.script_load(scripts.CLAIM_SEEK_SEAT)).encode())
+    second: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}).json
+    assert link.lost.is_set()
+    assert (second["game_id"], second["seat"]) == (first["game_id"], 1), second
+    assert claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2
+    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
+    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third
+
+
+def test_a_named_seek_whose_claim_reply_was_lost_is_seated_not_refused(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """Sent again, the claim found its own seeker recorded at the table and answered 409
+    already_seated to a player seated nowhere."""
+    client = linked_client
+    made: Any = client.post("/api/v1/players", json={"name": "bo"}).json
+    seek = {"name": "ann", "players": 3}
+    first: Any = client.post("/api/v1/lobby/seek", json=seek).json
+    link.lose_reply_of_next(str(redis_client.script_load(scripts.CLAIM_SEEK_SEAT)).encode())
+    named = {**seek, "name": "bo", "player_token": made["player_token"]}
+    r = client.post("/api/v1/lobby/seek", json=named)
+    assert link.lost.is_set()
+    assert r.status_code == 201, r.json
+    assert (r.json["game_id"], r.json["seat"]) == (first["game_id"], 1)  # type: ignore[index]
+
+
+def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_holds(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """The second seeker's claim reaches Redis only after its request timed out (503), and
+    claims seat 1. Its retry with the same Idempotency-Key must sit there: claiming anew, it
+    took seat 2, seat 1 waited for nobody, and the third seeker was given a new table."""
+    client = linked_client
+    seek = {"name": "ann", "players": 3}
+    first: Any = client.post("/api/v1/lobby/seek", json=seek).json
+    link.hold_next(str(redis_client.script_load(scripts.CLAIM_SEEK_SEAT)).encode())
+    keyed = {"Idempotency-Key": "seek-retried-after-a-late-claim-0001"}
+    r = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed)
+    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
+    assert link.delivered.wait(10)
+    eventually(
+        lambda: claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2,
+        10,
+        "the late claim never ran",
+    )
+    again: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed).json
+    assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
+    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
+    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third

@@ -71,7 +71,7 @@ def test_a_table_listed_without_its_kind_leaves_that_listing_once_listed_with_it
 
 
 def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None:
-    claims = [lobby.claim("b", f"fresh{n:04}", 3, 1000 + n) for n in range(7)]
+    claims = [lobby.claim("b", f"fresh{n:04}", 3, 1000 + n, claim_id=f"c{n}") for n in range(7)]
     assert claims == [
         ("fresh0000", 0, True),
         ("fresh0000", 1, False),
@@ -81,26 +81,27 @@ def test_seekers_fill_the_oldest_table_then_make_a_new_one(lobby: Lobby) -> None
         ("fresh0003", 2, False),
         ("fresh0006", 0, True),
     ]
-    assert lobby.claim("other", "fresh9999", 3, 2000) == ("fresh9999", 0, True)
+    assert lobby.claim("other", "fresh9999", 3, 2000, claim_id="c") == ("fresh9999", 0, True)
 
 
 def test_a_closed_table_takes_no_more_seekers(lobby: Lobby) -> None:
-    lobby.claim("b", "first0000", 4, 1)
-    lobby.claim("b", "first0000", 4, 2)
+    lobby.claim("b", "first0000", 4, 1, claim_id="c1")
+    lobby.claim("b", "first0000", 4, 2, claim_id="c2")
     assert lobby.close("b", "first0000") == 2
     assert lobby.close("b", "first0000") == 0
-    assert lobby.claim("b", "second000", 4, 3) == ("second000", 0, True)
+    assert lobby.claim("b", "second000", 4, 3, claim_id="c3") == ("second000", 0, True)
 
 
 def test_a_seat_given_back_is_claimed_again_first(lobby: Lobby) -> None:
-    assert [lobby.claim("b", "first0000", 3, n)[1] for n in range(3)] == [0, 1, 2]
-    assert lobby.claim("b", "second000", 3, 10) == ("second000", 0, True)
+    claimed = [lobby.claim("b", "first0000", 3, n, claim_id=f"c{n}") for n in range(3)]
+    assert [seat for _, seat, _ in claimed] == [0, 1, 2]
+    assert lobby.claim("b", "second000", 3, 10, claim_id="c10") == ("second000", 0, True)
     assert lobby.give_back("b", "first0000")  # the table whose last claim failed, first again
-    assert lobby.claim("b", "fresh0000", 3, 11) == ("first0000", 2, False)
-    assert lobby.claim("b", "fresh0001", 3, 12) == ("second000", 1, False)
+    assert lobby.claim("b", "fresh0000", 3, 11, claim_id="c11") == ("first0000", 2, False)
+    assert lobby.claim("b", "fresh0001", 3, 12, claim_id="c12") == ("second000", 1, False)
     assert lobby.close("b", "first0000") == 3  # its last seat taken at last
     assert not lobby.give_back("b", "first0000")  # closed: given back no more
-    assert lobby.claim("b", "fresh0002", 3, 13) == ("second000", 2, False)
+    assert lobby.claim("b", "fresh0002", 3, 13, claim_id="c13") == ("second000", 2, False)
 
 
 def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) -> None:
@@ -112,7 +113,7 @@ def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) ->
     def seek(n: int) -> None:
         mine = Lobby(redis_client)
         for m in range(25):
-            claim = mine.claim("busy", f"t{n}x{m:05}", 4, n * 100 + m)
+            claim = mine.claim("busy", f"t{n}x{m:05}", 4, n * 100 + m, claim_id=f"{n}.{m}")
             with lock:
                 got.append(claim)
 
@@ -178,14 +179,15 @@ def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
     def lives() -> list[int]:
         return [int(redis_client.ttl(name)) for name in (order, claims)]
 
-    lobby.claim("b", "first0000", 3, 1, "player000001")
+    lobby.claim("b", "first0000", 3, 1, "player000001", claim_id="c1")
     assert all(500 < ttl <= 600 for ttl in lives())
     redis_client.expire(order, 5)
     redis_client.expire(claims, 5)
-    lobby.claim("b", "fresh0000", 3, 2, "player000002")
+    lobby.claim("b", "fresh0000", 3, 2, "player000002", claim_id="c2")
     assert all(500 < ttl <= 600 for ttl in lives())
     lobby.forget("b", "first0000", "player000002")
-    lobby.claim("b", "fresh0001", 3, 3)  # the table full: out of its bucket, counts kept
+    # The table full: out of its bucket, counts kept.
+    lobby.claim("b", "fresh0001", 3, 3, claim_id="c3")
     redis_client.expire(order, 5)
     redis_client.expire(claims, 5)
     assert lobby.give_back("b", "first0000")
@@ -194,3 +196,20 @@ def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
     redis_client.delete(order, claims)
     assert lobby.reopen("b", "first0000", 2)
     assert all(500 < ttl <= 600 for ttl in lives())
+
+
+def test_a_claim_run_again_under_its_id_counts_once(
+    lobby: Lobby, redis_client: redis.Redis
+) -> None:
+    """redis-py sends a script again after a broken connection, which Redis may have run: the
+    claim run twice answers its first seat again (to a named seeker too, not as seated
+    already)."""
+    claims = keys.seek_keys("b")[1]
+    assert lobby.claim("b", "first0000", 3, 1, claim_id="c1") == ("first0000", 0, True)
+    assert lobby.claim("b", "fresh0000", 3, 1, claim_id="c1") == ("first0000", 0, True)
+    for _ in range(2):
+        got = lobby.claim("b", "fresh0001", 3, 2, "player000001", claim_id="c2")
+        assert got == ("first0000", 1, False)
+    assert redis_client.hget(claims, "first0000") == b"2"
+    lobby.close("b", "first0000")
+    assert redis_client.hkeys(claims) == []  # its claims are closed with it

@@ -6,6 +6,8 @@ seekers than seats. Then the seat is taken through the game transaction, like a 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import secrets
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -95,22 +97,32 @@ def seek(body: dict[str, Any]) -> Response:
     # No caller identity scopes the key and the answer holds a token: as for POST /games.
     key = request_idempotency_key(MIN_CREATE_KEY)
     replay_unscoped(key)
-    seated = _seat(wanted)
+    seated = _seat(wanted, claim_base(key))
     # If a concurrent request with the same key was seated first, its answer stands, and the
     # seat taken here is left to the table's clock and bot fill, as a leaver's is.
     keep_answer(key, seated)
     return seated
 
 
-def _seat(wanted: Seek) -> Response:
-    for _ in range(SEEK_ATTEMPTS):
+def claim_base(key: str | None) -> str:
+    """What names this seek's claims, one per attempt: a digest of its Idempotency-Key (bound
+    to the request already), so that a retry of a seek answered 503 finds the seat it claimed,
+    else a random id, which only a resend of the same claim uses."""
+    if key is None:
+        return secrets.token_hex(16)
+    return hashlib.sha256(b"seek-claim\n" + key.encode()).hexdigest()[:32]
+
+
+def _seat(wanted: Seek, base: str) -> Response:
+    for attempt in range(SEEK_ATTEMPTS):
         fresh = new_game_id()
+        claim_id = f"{base}.{attempt}"
         game_id, seat, made = store().lobby.claim(
-            wanted.bucket, fresh, wanted.players, now_ms(), wanted.player
+            wanted.bucket, fresh, wanted.players, now_ms(), wanted.player, claim_id=claim_id
         )
         if seat < 0:
             raise already_seated(game_id)
-        seated = _sit_or_forget(game_id, seat, made, wanted)
+        seated = _sit_or_forget(game_id, seat, made, wanted, claim_id)
         if seated is not None:
             return seated
     raise ApiError(
@@ -118,9 +130,11 @@ def _seat(wanted: Seek) -> Response:
     )
 
 
-def _sit_or_forget(game_id: str, seat: int, made: bool, wanted: Seek) -> Response | None:
-    """Take the seat the claim gave (making the table first when it is new); a seat not taken,
-    for whatever reason, no longer counts its player as seated at that table."""
+def _sit_or_forget(
+    game_id: str, seat: int, made: bool, wanted: Seek, claim_id: str
+) -> Response | None:
+    """Take the seat the claim ``claim_id`` gave (making the table first when it is new); a
+    seat not taken, for whatever reason, no longer counts its player as seated at that table."""
     lobby = store().lobby
     tokens: list[bytes] = []  # the digest of each seat token offered, the last one tried
     try:
