@@ -13,9 +13,10 @@
   bucket (preset, player count, turn clock, rated), oldest first, and the seats claimed on each.
   A seat is claimed by one script (``CLAIM_SEEK_SEAT``), so seeks on any number of instances
   are served one after another, and a table never has more seekers than seats. Each claim is
-  kept under its id until its table closes, so that a claim run twice (redis-py sends a
-  command again after a broken connection, and Redis may have run it) counts once, and a seek
-  retried with its Idempotency-Key finds the seat it claimed. TTL: each
+  kept under its id until its table closes or its seat is given back, so that a claim or a
+  give-back run twice (redis-py sends a command again after a broken connection, and Redis
+  may have run it) counts once, and a seek retried with its Idempotency-Key finds the seat it
+  claimed. TTL: each
   claim, seat given back or table reopened holds both keys for ``bucket_ttl`` (the game TTL)
   more, so a bucket that no seek uses again leaves nothing behind once its tables are gone.
 """
@@ -191,11 +192,12 @@ class Lobby:
         if player is not None:
             self._forget(keys=list(keys.seek_keys(bucket)), args=[game_id, player])
 
-    def give_back(self, bucket: str, game_id: str) -> bool:
-        """A seat claimed at ``game_id`` was not taken (the seek failed): the next seek of
-        the bucket may have it, unless the table was closed meanwhile."""
+    def give_back(self, bucket: str, claim_id: str) -> bool:
+        """The seat claimed under ``claim_id`` was not taken (the seek failed): the next seek
+        of the bucket may have it, unless its table was closed meanwhile. Once only, however
+        often it is sent: redis-py sends it again after a broken connection."""
         names = list(keys.seek_keys(bucket))
-        return bool(self._give_back(keys=names, args=[game_id, self.bucket_ttl]))
+        return bool(self._give_back(keys=names, args=[claim_id, self.bucket_ttl]))
 
     def reopen(self, bucket: str, game_id: str, taken: int) -> bool:
         """A seat of a table that left its bucket full is open again: the table is back, first

@@ -365,14 +365,25 @@ redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '|p', ARGV[1] .. '|c')
 return claimed
 """
 
-# KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = the bucket's lifetime
-# A seat claimed there that its seeker did not take (its request failed) is claimable again,
-# and the table back in its bucket, first in line (its seekers wait there), unless the table
-# was closed meanwhile. Returns 1 when given back.
+# KEYS[1], KEYS[2] = as above  ARGV[1] = a claim's id  ARGV[2] = the bucket's lifetime
+# The seat of that claim, which its seeker did not take (its request failed), is claimable
+# again, and its table back in its bucket, first in line (its seekers wait there), unless the
+# table was closed meanwhile. The claim is gone with it, so that a give-back sent again (a
+# connection broke after Redis ran it) lowers the count once. Returns 1 when given back.
 GIVE_BACK_SEAT = """
-if not redis.call('HGET', KEYS[2], ARGV[1]) then return 0 end
-redis.call('HINCRBY', KEYS[2], ARGV[1], -1)
-redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
+local field = 'claim:' .. ARGV[1]
+local made = redis.call('HGET', KEYS[2], field)
+if not made then return 0 end
+local game = string.match(made, '^(%S+) ')
+redis.call('HDEL', KEYS[2], field)
+local claims = redis.call('HGET', KEYS[2], game .. '|c') or ' '
+local from, to = string.find(claims, ' ' .. ARGV[1] .. ' ', 1, true)
+if from then
+  local left = string.sub(claims, 1, from) .. string.sub(claims, to + 1)
+  redis.call('HSET', KEYS[2], game .. '|c', left)
+end
+redis.call('HINCRBY', KEYS[2], game, -1)
+redis.call('ZADD', KEYS[1], 'NX', 0, game)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 return 1

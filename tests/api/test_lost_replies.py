@@ -138,6 +138,24 @@ def test_a_named_seek_whose_claim_reply_was_lost_is_seated_not_refused(
     assert (r.json["game_id"], r.json["seat"]) == (first["game_id"], 1)  # type: ignore[index]
 
 
+def test_a_seat_given_back_whose_reply_was_lost_is_given_back_once(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """The second seeker's sit is lost with its connection (never run: 503), so its claim is
+    given back; Redis gives it back and the reply is lost. Sent again, the give-back lowered
+    the table's count twice, below the seat its first seeker holds."""
+    client = linked_client
+    seek = {"name": "ann", "players": 3}
+    first: Any = client.post("/api/v1/lobby/seek", json=seek).json
+    assert claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 1
+    link.hold_next(cas_sha(redis_client), deliver=False)
+    link.lose_reply_of_next(str(redis_client.script_load(scripts.GIVE_BACK_SEAT)).encode())
+    r = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"})
+    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
+    assert link.held.is_set() and link.lost.is_set()
+    assert claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 1
+
+
 def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_holds(
     linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
 ) -> None:

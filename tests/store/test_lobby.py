@@ -96,11 +96,11 @@ def test_a_seat_given_back_is_claimed_again_first(lobby: Lobby) -> None:
     claimed = [lobby.claim("b", "first0000", 3, n, claim_id=f"c{n}") for n in range(3)]
     assert [seat for _, seat, _ in claimed] == [0, 1, 2]
     assert lobby.claim("b", "second000", 3, 10, claim_id="c10") == ("second000", 0, True)
-    assert lobby.give_back("b", "first0000")  # the table whose last claim failed, first again
+    assert lobby.give_back("b", "c2")  # the table whose last claim failed, first again
     assert lobby.claim("b", "fresh0000", 3, 11, claim_id="c11") == ("first0000", 2, False)
     assert lobby.claim("b", "fresh0001", 3, 12, claim_id="c12") == ("second000", 1, False)
     assert lobby.close("b", "first0000") == 3  # its last seat taken at last
-    assert not lobby.give_back("b", "first0000")  # closed: given back no more
+    assert not lobby.give_back("b", "c11")  # closed: given back no more
     assert lobby.claim("b", "fresh0002", 3, 13, claim_id="c13") == ("second000", 2, False)
 
 
@@ -190,7 +190,7 @@ def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
     lobby.claim("b", "fresh0001", 3, 3, claim_id="c3")
     redis_client.expire(order, 5)
     redis_client.expire(claims, 5)
-    assert lobby.give_back("b", "first0000")
+    assert lobby.give_back("b", "c3")
     assert all(500 < ttl <= 600 for ttl in lives())
     lobby.close("b", "first0000")
     redis_client.delete(order, claims)
@@ -198,12 +198,12 @@ def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
     assert all(500 < ttl <= 600 for ttl in lives())
 
 
-def test_a_claim_run_again_under_its_id_counts_once(
+def test_a_claim_or_give_back_run_again_under_its_id_counts_once(
     lobby: Lobby, redis_client: redis.Redis
 ) -> None:
     """redis-py sends a script again after a broken connection, which Redis may have run: the
     claim run twice answers its first seat again (to a named seeker too, not as seated
-    already)."""
+    already), and the give-back run twice lowers the count once."""
     claims = keys.seek_keys("b")[1]
     assert lobby.claim("b", "first0000", 3, 1, claim_id="c1") == ("first0000", 0, True)
     assert lobby.claim("b", "fresh0000", 3, 1, claim_id="c1") == ("first0000", 0, True)
@@ -211,5 +211,9 @@ def test_a_claim_run_again_under_its_id_counts_once(
         got = lobby.claim("b", "fresh0001", 3, 2, "player000001", claim_id="c2")
         assert got == ("first0000", 1, False)
     assert redis_client.hget(claims, "first0000") == b"2"
+    assert lobby.give_back("b", "c2")
+    assert not lobby.give_back("b", "c2")
+    assert redis_client.hget(claims, "first0000") == b"1"
+    assert lobby.claim("b", "fresh0002", 3, 3, claim_id="c3") == ("first0000", 1, False)
     lobby.close("b", "first0000")
     assert redis_client.hkeys(claims) == []  # its claims are closed with it

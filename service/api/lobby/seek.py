@@ -151,7 +151,7 @@ def _sit_or_forget(
                 lobby.close(wanted.bucket, game_id)
             lobby.forget(wanted.bucket, game_id, wanted.player)
             if not made:  # the seat is still open: the next seek takes it (else its table
-                lobby.give_back(wanted.bucket, game_id)  # waits for nobody, out of the bucket)
+                lobby.give_back(wanted.bucket, claim_id)  # waits for nobody, out of the bucket)
         raise
     if seated is None:
         lobby.forget(wanted.bucket, game_id, wanted.player)
