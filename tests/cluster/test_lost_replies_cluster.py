@@ -1,11 +1,13 @@
 """A write whose reply is lost on a cluster: Redis runs the script, then closes the connection
 before the reply leaves (the reply outgrows the client output buffer limit, set tiny here). The
 write must not be sent again, on a master with replicas or without: sent again, a
-compare-and-set finds its own change and answers that another came first."""
+compare-and-set finds its own change and answers that another came first. A seek's claim goes
+through the cluster client, which sends it again: it must count once however often it runs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 import redis
@@ -13,7 +15,9 @@ from redis.cluster import RedisCluster
 
 from devstack.redis_cluster import LocalRedisCluster, node_id
 from service.frameworks.redis_py import Direct, Script
+from service.store import keys
 from service.store.connection import connect
+from service.store.lobby import Lobby
 
 # Runs, then answers more than the limit below lets a client be sent.
 RUNS_THEN_OVERFLOWS = "redis.call('INCR', KEYS[1]) return string.rep('x', 200000)"
@@ -26,15 +30,21 @@ def on_primaries(client: RedisCluster) -> Callable[[str, str], object]:
     return lambda name, value: client.config_set(name, value, target_nodes=RedisCluster.PRIMARIES)
 
 
-def run_losing_its_reply(script: Script, config_set: Callable[[str, str], object]) -> None:
-    """Run ``script`` on ``{n}`` under the tiny limit: it runs, and its connection is closed
-    before the reply leaves (a broken connection to the caller)."""
+def run_losing_its_reply(
+    write: Callable[[], object], config_set: Callable[[str, str], object]
+) -> None:
+    """Run ``write`` under the tiny limit: it runs, and its connection is closed before a
+    reply over the limit leaves (a broken connection to the caller)."""
     config_set(LIMIT, TINY)
     try:
         with pytest.raises(redis.ConnectionError):
-            script(keys=["{n}"], args=[])
+            write()
     finally:
         config_set(LIMIT, UNBOUNDED)
+
+
+def on_n(script: Script) -> Callable[[], object]:
+    return lambda: script(keys=["{n}"], args=[])
 
 
 @pytest.mark.parametrize("replicas", [0, 1])
@@ -45,7 +55,7 @@ def test_a_cluster_write_whose_reply_was_lost_runs_once(replicas: int) -> None:
         script = Script(Direct(client), RUNS_THEN_OVERFLOWS)
         client.set("{n}", 0)
         assert len(script(keys=["{n}"], args=[])) == 200000  # loaded, runs, answers
-        run_losing_its_reply(script, on_primaries(client))
+        run_losing_its_reply(on_n(script), on_primaries(client))
         assert client.get("{n}") == b"2"  # the lost one ran once
         client.close()
 
@@ -64,7 +74,7 @@ def test_a_write_that_follows_moved_is_not_sent_again_once_its_reply_was_lost() 
         right = client.nodes_manager.slots_cache[slot]
         wrong = next(n for n in client.get_primaries() if n.port != right[0].port)
         client.nodes_manager.slots_cache[slot] = [wrong, *right[1:]]
-        run_losing_its_reply(script, on_primaries(client))
+        run_losing_its_reply(on_n(script), on_primaries(client))
         assert client.get("{n}") == b"2"  # the lost one ran once
         assert client.get_node_from_key("{n}").port == right[0].port  # the slot map was read again
         client.close()
@@ -84,10 +94,26 @@ def test_a_write_that_follows_ask_is_not_sent_again_once_its_reply_was_lost() ->
         target.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", node_id(source))
         source.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", node_id(target))
         assert len(script(keys=["{n}"], args=[])) == 200000  # asked to the target, runs there
-        run_losing_its_reply(script, target.config_set)
+        run_losing_its_reply(on_n(script), target.config_set)
         asked = target.pipeline(transaction=False)
         asked.execute_command("ASKING").get("{n}")
         assert asked.execute()[1] == b"2"  # the lost one ran once
         for node in (source, target):
             node.close()
+        client.close()
+
+
+def test_a_seek_claim_whose_reply_was_lost_claims_one_seat_on_a_cluster() -> None:
+    """The table's id is long enough that a claim's reply outgrows the limit. The cluster
+    client sends the claim again after the broken connection (each reply lost too, until it
+    gives up): run again, it claimed a seat each time (3 claimed, want 2)."""
+    with LocalRedisCluster(masters=3, replicas=0) as cluster:
+        client = connect(cluster.url, cluster=True)
+        lobby = Lobby(client)
+        table = "t" * 200000
+        assert lobby.claim("b", table, 3, 1, claim_id="first")[1:] == (0, True)
+        claim = partial(lobby.claim, "b", "fresh0000", 3, 2, claim_id="second")
+        run_losing_its_reply(claim, on_primaries(client))
+        assert client.hget(keys.seek_keys("b")[1], table) == b"2"
+        assert claim()[1:] == (1, False)  # answered again once the reply gets through
         client.close()
