@@ -379,6 +379,17 @@ def _announce(g: Loaded, change: Change, applied: Sequence[Applied], version: in
         rate_game(game_id, g.state, g.table)
     if change.table is not None:
         list_as_seated(game_id, g.state, g.table)
+    keep_seek_bucket(game_id, g.state, g.table)
+
+
+def keep_seek_bucket(game_id: str, state: rules.GameState, table: Table) -> None:
+    """A seek table with a seat open renews its bucket with each change: its own keys are
+    renewed in another slot, and a bucket gone under it offers its open seat to no seeker
+    (owed if Redis refuses: the change is stored)."""
+    bucket = table.listing.seek
+    if bucket and not table.full and state.status != Status.GAME_OVER:
+        lobby = store().lobby
+        write_or_owe(f"keep-seek:{game_id}", lambda: lobby.keep(bucket))
 
 
 @dataclass

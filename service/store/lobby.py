@@ -18,7 +18,10 @@
   may have run it) counts once, and a seek retried with its Idempotency-Key finds the seat it
   claimed. TTL: each
   claim, seat given back or table reopened holds both keys for ``bucket_ttl`` (the game TTL)
-  more, so a bucket that no seek uses again leaves nothing behind once its tables are gone.
+  more, and so does each change of a table of the bucket with a seat open (:meth:`keep`): a
+  table lives that long after its last change, so its bucket outlives it while it can be
+  offered, and a bucket that no seek uses again leaves nothing behind once its tables are
+  gone.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ class Lobby:
         self._forget = client.register_script(scripts.FORGET_SEEKER)
         self._give_back = client.register_script(scripts.GIVE_BACK_SEAT)
         self._reopen = client.register_script(scripts.REOPEN_SEEK_TABLE)
+        self._keep = client.register_script(scripts.KEEP_SEEK_BUCKET)
         self._list = client.register_script(scripts.LIST_TABLES)
         self._delist_tables = client.register_script(scripts.DELIST_TABLES)
         self._round = client.register_script(scripts.LOBBY_ROUND)
@@ -205,6 +209,11 @@ class Lobby:
         count (seekers may hold claims there not yet taken). Whether it came back."""
         names = list(keys.seek_keys(bucket))
         return bool(self._reopen(keys=names, args=[game_id, taken, self.bucket_ttl]))
+
+    def keep(self, bucket: str) -> None:
+        """Hold the bucket's keys for its lifetime from now: a table of it with a seat open
+        changed, which renews that table's own keys only."""
+        self._keep(keys=list(keys.seek_keys(bucket)), args=[self.bucket_ttl])
 
     def close(self, bucket: str, game_id: str) -> int:
         """Take the table out of its bucket; the seats seekers claimed on it."""

@@ -313,7 +313,8 @@ return 1
 # the same Idempotency-Key; run twice, the claim would hold a second seat, or find its own
 # seeker seated and refuse it.
 # Every script that adds to a bucket holds both its keys for the bucket's lifetime from then
-# (the game TTL: a table lives that long after its last change, which reaches its bucket): a
+# (the game TTL: a table lives that long after its last change, and each change of a table
+# with a seat open renews its bucket too, KEEP_SEEK_BUCKET): a
 # bucket is named by its seek's options, of which there are very many, and one whose last
 # table expired unclaimed would otherwise keep its keys for ever.
 CLAIM_SEEK_SEAT = """
@@ -400,6 +401,15 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1
+"""
+
+# KEYS[1], KEYS[2] = as above  ARGV[1] = the bucket's lifetime
+# Holds the bucket's keys that long from now (those still there): a table of the bucket with
+# a seat open changed, and it lives that long after its change, renewed in its own slot.
+KEEP_SEEK_BUCKET = """
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1
 """
 

@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 
 from devstack.redis_server import RedisServer
 from service.api.app import create_app
+from service.store import keys
 from tests.api.conftest import Game, bearer
 
 #: Keys that are meant to live without a TTL: the queue, due sets, lobby, webhooks' queue,
@@ -138,3 +139,26 @@ def test_every_key_of_a_rated_game_with_a_bot_and_a_joiner_expires(
     )
     assert forever == []
     assert redis_client.exists(f"mt:{{player:{made[0]['player_id']}}}:rated")  # type: ignore[index]
+
+
+def test_a_seek_bucket_outlives_a_table_of_it_with_a_seat_open(
+    counted_client: FlaskClient, redis_client: redis.Redis
+) -> None:
+    """A seek table with a seat open is offered by its bucket alone (its open seats carry no
+    invite), and each change of the table renews the table's keys, a slot apart from the
+    bucket's. A change that is no claim (here the holder gives a seat to a bot; a move at a
+    table a failed seek's seat reopened after the deal, likewise) must renew the bucket too:
+    else, a week of such changes and no seek of its kind, the bucket expired under the live
+    table and its open seat was offered to no seeker. The bucket's keys are set to expire
+    soon, as a week without a claim leaves them."""
+    client = counted_client
+    made: Any = client.post("/api/v1/lobby/seek", json={"name": "ann", "players": 3}).json
+    names = keys.seek_keys("standard|3|0|0")
+    for name in names:
+        redis_client.expire(name, 100)
+    seat = f"/api/v1/games/{made['game_id']}/seats/2"
+    r = client.put(seat, json={"bot": "random"}, headers=bearer(made["table_token"]))
+    assert r.status_code == 200, r.json
+    assert all(3000 < int(redis_client.ttl(name)) <= 3600 for name in names)
+    later: Any = client.post("/api/v1/lobby/seek", json={"name": "bo", "players": 3}).json
+    assert (later["game_id"], later["seat"]) == (made["game_id"], 1)

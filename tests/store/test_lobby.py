@@ -196,6 +196,10 @@ def test_a_seek_buckets_keys_expire_once_its_tables_can_no_longer_live(
     redis_client.delete(order, claims)
     assert lobby.reopen("b", "first0000", 2)
     assert all(500 < ttl <= 600 for ttl in lives())
+    redis_client.expire(order, 5)
+    redis_client.expire(claims, 5)
+    lobby.keep("b")  # a change of a table of the bucket with a seat open
+    assert all(500 < ttl <= 600 for ttl in lives())
 
 
 def test_a_claim_or_give_back_run_again_under_its_id_counts_once(
