@@ -85,12 +85,11 @@ class TableKind:
         return cls(preset, int(players), int(turn_seconds))
 
 
-#: How long a seek bucket's keys outlive their last claim unless told (the default game TTL).
-BUCKET_TTL = 7 * 24 * 3600
-
-
 class Lobby:
-    def __init__(self, client: redis.Redis | RedisCluster, bucket_ttl: int = BUCKET_TTL) -> None:
+    def __init__(self, client: redis.Redis | RedisCluster, bucket_ttl: int) -> None:
+        """``bucket_ttl``: how long a seek bucket's keys outlive their last write, the game TTL
+        (``GAME_TTL_SECONDS``, which the store is given): a table lives that long after its
+        last change, and its bucket must not expire under it."""
         self.client = client
         self.bucket_ttl = int(bucket_ttl)
         self._claim = client.register_script(scripts.CLAIM_SEEK_SEAT)

@@ -476,7 +476,7 @@ def listed_copies(client: FlaskClient, redis_client: redis.Redis, n: int) -> lis
         pipe.hset(keys.game_key(game_id), mapping=fields)
     pipe.execute()
     listed = {game_id: newest + 1 + i for i, game_id in enumerate(ids)}
-    Lobby(redis_client).add(TableKind("standard", 3, 0), listed)
+    Lobby(redis_client, bucket_ttl=3600).add(TableKind("standard", 3, 0), listed)
     return ids[::-1]
 
 

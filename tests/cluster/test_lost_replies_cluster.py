@@ -109,7 +109,7 @@ def test_a_seek_claim_whose_reply_was_lost_claims_one_seat_on_a_cluster() -> Non
     gives up): run again, it claimed a seat each time (3 claimed, want 2)."""
     with LocalRedisCluster(masters=3, replicas=0) as cluster:
         client = connect(cluster.url, cluster=True)
-        lobby = Lobby(client)
+        lobby = Lobby(client, bucket_ttl=3600)
         table = "t" * 200000
         assert lobby.claim("b", table, 3, 1, claim_id="first")[1:] == (0, True)
         claim = partial(lobby.claim, "b", "fresh0000", 3, 2, claim_id="second")

@@ -13,7 +13,7 @@ from service.store.lobby import Filter, Lobby, TableKind
 
 @pytest.fixture()
 def lobby(redis_client: redis.Redis) -> Lobby:
-    return Lobby(redis_client)
+    return Lobby(redis_client, bucket_ttl=3600)
 
 
 THREE = TableKind("standard", 3, 0)
@@ -111,7 +111,7 @@ def test_concurrent_seekers_never_overfill_a_table(redis_client: redis.Redis) ->
     lock = threading.Lock()
 
     def seek(n: int) -> None:
-        mine = Lobby(redis_client)
+        mine = Lobby(redis_client, bucket_ttl=3600)
         for m in range(25):
             claim = mine.claim("busy", f"t{n}x{m:05}", 4, n * 100 + m, claim_id=f"{n}.{m}")
             with lock:
@@ -155,7 +155,7 @@ def test_a_table_sorted_into_its_sets_while_its_delisting_runs_leaves_them_all(
     def read_then_sorted(self: Lobby, game_ids: list[str]) -> list[tuple[bytes, list[str]]]:
         found = read(self, game_ids)
         if not sorted_once:
-            Lobby(redis_client).add(THREE, {"late0000": 1})
+            Lobby(redis_client, bucket_ttl=3600).add(THREE, {"late0000": 1})
             sorted_once.append(True)
         return found
 
