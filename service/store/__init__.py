@@ -4,6 +4,7 @@ from .connection import connect
 from .games import (
     NO_TOKEN,
     Change,
+    GameIdTaken,
     GameNotFound,
     GameRecord,
     GameStore,
@@ -18,6 +19,7 @@ from .games import (
 __all__ = [
     "NO_TOKEN",
     "Change",
+    "GameIdTaken",
     "GameNotFound",
     "GameRecord",
     "GameStore",

@@ -61,6 +61,11 @@ class RematchClosed(StoreError):
     """A seat's first claim of its place in the rematch, after the claim window closed."""
 
 
+class GameIdTaken(StoreError):
+    """A game was to be made under a given id (a seek table's, claimed first) that a game has
+    already: nothing was written."""
+
+
 class LogFull(StoreError):
     """The change would grow the game's log past :data:`MAX_LOG_ENTRIES`: nothing was written."""
 
@@ -349,6 +354,8 @@ class GameStore:
             names = [keys.game_key(made), keys.log_key(made), keys.due_key(made, self.sharded)]
             if self._create(keys=names, args=args):
                 return made
+        if game_id is not None:
+            raise GameIdTaken(game_id)
         raise StoreError("could not draw a free game id")
 
     def kept_create(self, idempotency_key: str) -> KeptResponse | None:

@@ -179,3 +179,26 @@ def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_ho
     assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
     third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
     assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third
+
+
+def test_a_seek_retried_after_its_new_table_was_made_unanswered_sits_at_that_table(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """The seek makes its table (the creation's reply lost: 503) and cannot take the table out
+    of its bucket (that write lost with its connection), so its claim of the new table stays.
+    The retry with the same Idempotency-Key finds that claim: the table exists, and the retry
+    must sit there rather than try to make it again (refused: the id is taken, a 500)."""
+    client = linked_client
+    seek = {"name": "ann", "players": 3}
+    keyed = {"Idempotency-Key": "seek-retried-after-its-table-was-made-01"}
+    link.lose_reply_of_next(str(redis_client.script_load(scripts.CREATE_GAME)).encode())
+    closing = str(redis_client.script_load(scripts.CLOSE_SEEK_TABLE)).encode()
+    link.hold_next(closing, deliver=False)
+    r = client.post("/api/v1/lobby/seek", json=seek, headers=keyed)
+    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
+    assert link.lost.is_set() and link.held.is_set()
+    made = [k for k in redis_client.scan_iter(match="mt:{*}") if k.count(b":") == 1]
+    assert len(made) == 1
+    again = client.post("/api/v1/lobby/seek", json=seek, headers=keyed)
+    assert again.status_code == 201, again.json
+    assert again.json["game_id"] == made[0].decode()[4:-1]  # type: ignore[index]

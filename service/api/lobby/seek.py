@@ -19,6 +19,7 @@ from flask import Response
 from service import rules
 from service.rules.log import TICK_MS, By, Kind, Record, seat_events
 from service.seating import Listing, Seat, SeatKind, Table, open_seat_name
+from service.store import GameIdTaken
 from service.store.tokens import hash_token, new_game_id, new_token
 
 from ..codes import Problem
@@ -140,7 +141,11 @@ def _sit_or_forget(
     try:
         seated: Response | None
         if made:
-            seated = make_table(game_id, wanted, tokens)
+            try:
+                seated = make_table(game_id, wanted, tokens)
+            except GameIdTaken:  # made by this seek's try answered 503: a retry found its claim
+                made = False
+                seated = take_seat(game_id, seat, wanted, tokens)
         else:
             seated = take_seat(game_id, seat, wanted, tokens)
     except Exception as err:
