@@ -62,8 +62,8 @@ class RematchClosed(StoreError):
 
 
 class GameIdTaken(StoreError):
-    """A game was to be made under a given id (a seek table's, claimed first) that a game has
-    already: nothing was written."""
+    """The id given for a new game (a seek table's, claimed first) names a game already:
+    nothing is written."""
 
 
 class LogFull(StoreError):

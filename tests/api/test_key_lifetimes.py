@@ -148,8 +148,8 @@ def test_a_seek_bucket_outlives_a_table_of_it_with_a_seat_open(
     invite), and each change of the table renews the table's keys, a slot apart from the
     bucket's. A change that is no claim (here the holder gives a seat to a bot; a move at a
     table a failed seek's seat reopened after the deal, likewise) must renew the bucket too:
-    else, a week of such changes and no seek of its kind, the bucket expired under the live
-    table and its open seat was offered to no seeker. The bucket's keys are set to expire
+    else a week of such changes, and no seek of its kind, would let the bucket expire under
+    the live table, its open seat offered to no seeker. The bucket's keys are set to expire
     soon, as a week without a claim leaves them."""
     client = counted_client
     made: Any = client.post("/api/v1/lobby/seek", json={"name": "ann", "players": 3}).json

@@ -107,8 +107,8 @@ def test_a_seek_whose_claim_reply_was_lost_claims_one_seat(
     linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
 ) -> None:
     """Redis claims seat 1 for the second seeker and the reply is lost; sent again, the claim
-    must answer seat 1 again, not claim seat 2 too (which filled the table's count: the third
-    seeker was given a new table, and seat 1 waited for nobody)."""
+    must answer seat 1 again, not claim seat 2 too (which would fill the table's count: the
+    third seeker would be given a new table, and seat 1 would wait for nobody)."""
     client = linked_client
     seek = {"name": "ann", "players": 3}
     first: Any = client.post("/api/v1/lobby/seek", json=seek).json
@@ -124,8 +124,8 @@ def test_a_seek_whose_claim_reply_was_lost_claims_one_seat(
 def test_a_named_seek_whose_claim_reply_was_lost_is_seated_not_refused(
     linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
 ) -> None:
-    """Sent again, the claim found its own seeker recorded at the table and answered 409
-    already_seated to a player seated nowhere."""
+    """Sent again, the claim must not find its own seeker recorded at the table and answer
+    409 already_seated to a player seated nowhere."""
     client = linked_client
     made: Any = client.post("/api/v1/players", json={"name": "bo"}).json
     seek = {"name": "ann", "players": 3}
@@ -142,8 +142,8 @@ def test_a_seat_given_back_whose_reply_was_lost_is_given_back_once(
     linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
 ) -> None:
     """The second seeker's sit is lost with its connection (never run: 503), so its claim is
-    given back; Redis gives it back and the reply is lost. Sent again, the give-back lowered
-    the table's count twice, below the seat its first seeker holds."""
+    given back; Redis gives it back and the reply is lost. Sent again, the give-back must
+    not lower the table's count twice, below the seat its first seeker holds."""
     client = linked_client
     seek = {"name": "ann", "players": 3}
     first: Any = client.post("/api/v1/lobby/seek", json=seek).json
@@ -161,7 +161,7 @@ def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_ho
 ) -> None:
     """The second seeker's claim reaches Redis only after its request timed out (503), and
     claims seat 1. Its retry with the same Idempotency-Key must sit there: claiming anew, it
-    took seat 2, seat 1 waited for nobody, and the third seeker was given a new table."""
+    would take seat 2, leave seat 1 to nobody, and send the third seeker to a new table."""
     client = linked_client
     seek = {"name": "ann", "players": 3}
     first: Any = client.post("/api/v1/lobby/seek", json=seek).json
@@ -187,7 +187,8 @@ def test_a_seek_retried_after_its_new_table_was_made_unanswered_sits_at_that_tab
     """The seek makes its table (the creation's reply lost: 503) and cannot take the table out
     of its bucket (that write lost with its connection), so its claim of the new table stays.
     The retry with the same Idempotency-Key finds that claim: the table exists, and the retry
-    must sit there rather than try to make it again (refused: the id is taken, a 500)."""
+    must sit there rather than try to make it again, which the store refuses (the id is
+    taken)."""
     client = linked_client
     seek = {"name": "ann", "players": 3}
     keyed = {"Idempotency-Key": "seek-retried-after-its-table-was-made-01"}

@@ -106,7 +106,7 @@ def test_a_write_that_follows_ask_is_not_sent_again_once_its_reply_was_lost() ->
 def test_a_seek_claim_whose_reply_was_lost_claims_one_seat_on_a_cluster() -> None:
     """The table's id is long enough that a claim's reply outgrows the limit. The cluster
     client sends the claim again after the broken connection (each reply lost too, until it
-    gives up): run again, it claimed a seat each time (3 claimed, want 2)."""
+    gives up): each run must not claim a seat of its own (the count stays 2, not 3)."""
     with LocalRedisCluster(masters=3, replicas=0) as cluster:
         client = connect(cluster.url, cluster=True)
         lobby = Lobby(client, bucket_ttl=3600)

@@ -143,7 +143,7 @@ def _sit_or_forget(
         if made:
             try:
                 seated = make_table(game_id, wanted, tokens)
-            except GameIdTaken:  # made by this seek's try answered 503: a retry found its claim
+            except GameIdTaken:  # made by a try of this seek answered 503, whose claim this holds
                 made = False
                 seated = take_seat(game_id, seat, wanted, tokens)
         else:
