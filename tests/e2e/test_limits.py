@@ -211,6 +211,19 @@ def raw(stack: Stack, data: bytes) -> tuple[int, dict[str, str], bytes]:
             "headers_too_large",
         ),
         ("not HTTP", b"HELLO THERE\r\n", 400, "malformed_request"),
+        # nginx's own pages for these are HTML (505, 501); gunicorn answers both with a 400.
+        (
+            "HTTP/2.0 request line",
+            b"GET /healthz HTTP/2.0\r\nHost: x\r\n",
+            400,
+            "malformed_request",
+        ),
+        (
+            "a transfer coding other than chunked",
+            b"POST /api/v1/games HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n",
+            400,
+            "malformed_request",
+        ),
         ("TRACE", b"TRACE /api/v1/bots HTTP/1.1\r\nHost: x\r\n", 405, "method_not_allowed"),
         (
             "a control byte in a header (gunicorn refuses it)",
