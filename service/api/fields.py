@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import marshmallow as ma
+from werkzeug.datastructures import MultiDict
 
 from service.rules import MAX_PIP
 
@@ -35,7 +36,33 @@ class StrictBool(ma.fields.Boolean):
         return value
 
 
-class BlankQuery(ma.Schema):
+SENT_TWICE = "Sent more than once; send each query parameter once."
+
+
+class OneValueQuery(ma.Schema):
+    """A query string holding each of its parameters once: of ``?n=1&n=200`` webargs reads
+    the first value and never checks the second, while a proxy or a cache in front may read
+    the last, so such a request is refused rather than guessed at."""
+
+    @ma.pre_load
+    def one_value_each(self, data: Any, **_: Any) -> Any:
+        # webargs hands a proxy of the request's MultiDict; ``data.data`` is that MultiDict.
+        values = getattr(data, "data", None)
+        if isinstance(values, MultiDict):
+            repeated = {
+                key: [SENT_TWICE]
+                for key in (field.data_key or name for name, field in self.fields.items())
+                if len(values.getlist(key)) > 1
+            }
+            if repeated:
+                raise ma.ValidationError(repeated)
+        return self.prepared(data)
+
+    def prepared(self, data: Any) -> Any:
+        return data
+
+
+class BlankQuery(OneValueQuery):
     """A query string whose parameters sent without a value (``?limit=``, as API.md writes
     its queries and a search form sends a field left blank) are taken as left out: their
     defaults apply, and a filter filters nothing."""
@@ -43,8 +70,7 @@ class BlankQuery(ma.Schema):
     class Meta:
         unknown = ma.EXCLUDE
 
-    @ma.pre_load
-    def blank_is_absent(self, data: Any, **_: Any) -> dict[str, Any]:
+    def prepared(self, data: Any) -> dict[str, Any]:
         return {name: value for name, value in data.items() if value != ""}
 
 

@@ -12,7 +12,15 @@ from service.bots.registry import BOTS
 from service.rules import events as engine_events
 from service.rules.log import By
 
-from ..fields import QueryInt, QueryNumber, ResponseSchema, StrictInt, component, one_of
+from ..fields import (
+    OneValueQuery,
+    QueryInt,
+    QueryNumber,
+    ResponseSchema,
+    StrictInt,
+    component,
+    one_of,
+)
 from ..games.schemas import PositionSchema, RulesSchema, legal_moves_field
 from ..typed_schema import of_typed_dict
 
@@ -37,7 +45,7 @@ class EventsHeadersSchema(ma.Schema):
     )
 
 
-class EventsQuerySchema(ma.Schema):
+class EventsQuerySchema(OneValueQuery):
     after = QueryInt(
         load_default=0,
         validate=ma.validate.Range(min=0),

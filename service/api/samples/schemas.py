@@ -6,13 +6,13 @@ import marshmallow as ma
 
 from service.rules import MAX_SEED
 
-from ..fields import QueryInt, ResponseSchema
+from ..fields import OneValueQuery, QueryInt, ResponseSchema
 from ..games.schemas import PositionSchema
 
 MAX_SAMPLES = 100
 
 
-class SamplesQuerySchema(ma.Schema):
+class SamplesQuerySchema(OneValueQuery):
     class Meta:
         unknown = ma.EXCLUDE  # other query parameters (cache busters) are ignored
 
