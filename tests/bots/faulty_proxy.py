@@ -32,6 +32,8 @@ class Faults:
 
     plan: list[str] = field(default_factory=list)  # "drop", "503", "429", "502html", "pass"
     retry_after: str = "0"
+    #: The ``Date`` of the proxy's answers (an HTTP date), for a proxy whose clock is off.
+    date: str | None = None
     seen_keys: list[str | None] = field(default_factory=list)
     forwarded: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -47,6 +49,9 @@ def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
 
         def log_message(self, format: str, *args: object) -> None:
             pass
+
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            return faults.date or super().date_time_string(timestamp)
 
         def _forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -124,6 +125,27 @@ def test_a_429_asking_a_longer_wait_than_the_policy_allows_is_raised_at_once(
             c.deal(created["game_id"], token=created["host_token"])
         assert c.requests == sent + 1  # not asked again early, only to be refused again
         assert (info.value.code, info.value.retry_after) == ("rate_limited", 60)  # the proxy's
+        assert c.view(created["game_id"])["status"] == "waiting_deal"
+
+
+def test_an_http_date_retry_after_is_read_against_the_answers_date(live_server: str) -> None:
+    """A proxy whose clock is an hour behind the client's asks, by an HTTP date, for a wait of
+    60 s after its own ``Date``: past the policy's ``max_retry_after``, so the refusal is raised
+    at once with that wait. Read against the client's clock the date has long passed, and the
+    request would be sent again at once, only to be refused again by a server that is not
+    ready."""
+    patient = RetryPolicy(attempts=4, base=0.01, cap=0.05, max_retry_after=5)
+    behind = time.time() - 3600
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=patient) as c:
+        created = c.create_game(["ann", "bo"], seed=1)
+        faults.date = email.utils.formatdate(behind, usegmt=True)
+        faults.retry_after = email.utils.formatdate(behind + 60, usegmt=True)
+        faults.plan = ["429"]
+        sent = c.requests
+        with pytest.raises(RateLimited) as info:
+            c.deal(created["game_id"], token=created["host_token"])
+        assert c.requests == sent + 1
+        assert info.value.retry_after == 60
         assert c.view(created["game_id"])["status"] == "waiting_deal"
 
 

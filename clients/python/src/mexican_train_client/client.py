@@ -92,20 +92,30 @@ class RetryPolicy:
         return wait <= self.max_retry_after and wait <= left
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date)."""
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds, or an HTTP date read against the
+    answer's own ``Date`` when it has one (RFC 9110, 10.2.3), so that a local clock that is off
+    does not stretch or cancel the wait; against the local clock otherwise."""
+    value = (headers.get("Retry-After") or "").strip()
     if not value:
         return None
-    value = value.strip()
     try:
         seconds = float(value)
     except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        when = _http_date(value)
+        if when is None:
             return None
-        seconds = when.timestamp() - time.time()
+        sent = _http_date(headers.get("Date") or "")
+        seconds = when - (time.time() if sent is None else sent)
     return max(0.0, seconds)
+
+
+def _http_date(value: str) -> float | None:
+    """The POSIX time of an HTTP date, or None when ``value`` is none."""
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
 
 
 def new_idempotency_key() -> str:
@@ -245,7 +255,7 @@ class Client:
         and returns it."""
         status = resp.status_code
         err = error_for(status, _problem(resp))
-        err.retry_after = _retry_after(resp.headers.get("Retry-After"))
+        err.retry_after = _retry_after(resp.headers)
         if not self.retry.more(attempt, started):
             raise err
         if status == 429 or (status in _RETRY_STATUSES and err.retry_after is not None):
@@ -570,7 +580,7 @@ class Client:
             if resp.status_code >= 400:
                 err = error_for(resp.status_code, _problem(resp))
                 if resp.status_code == 429 or resp.status_code in _RETRY_STATUSES:
-                    err.retry_after = _retry_after(resp.headers.get("Retry-After"))
+                    err.retry_after = _retry_after(resp.headers)
                     raise _Refused(err)  # the caller waits and reconnects
                 raise err
             yield from entries_of(lines_of(resp), media)
