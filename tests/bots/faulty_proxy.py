@@ -3,8 +3,8 @@
 No mocks: requests really reach gunicorn through a loopback socket. ``drop_after_forward`` makes
 the proxy forward a request and then hang up without answering (a lost response, the case
 idempotency keys exist for); ``503`` and ``429`` answer that status itself without forwarding,
-with a problem body, and ``502html`` with the HTML page a proxy of its own (nginx's default)
-answers when no upstream did.
+with a problem body, ``502html`` with the HTML page a proxy of its own (nginx's default)
+answers when no upstream did, and ``200html`` with a captive portal's page, status 200.
 """
 
 from __future__ import annotations
@@ -25,12 +25,18 @@ NGINX_502 = (
     b"</body>\r\n</html>\r\n"
 )
 
+#: A captive portal's (or a misrouted proxy's) page, answered 200 to whatever was asked.
+PORTAL_PAGE = b"<html><body><h1>Sign in to the network</h1></body></html>\r\n"
+#: The actions that answer an HTML page of the proxy's own: their status and page.
+PAGES = {"502html": (502, NGINX_502), "200html": (200, PORTAL_PAGE)}
+
 
 @dataclass
 class Faults:
     """What to do to the next mutating requests (each list is consumed front first)."""
 
-    plan: list[str] = field(default_factory=list)  # "drop", "503", "429", "502html", "pass"
+    # "drop", "503", "429", "502html", "200html", "pass"
+    plan: list[str] = field(default_factory=list)
     retry_after: str = "0"
     #: The ``Date`` of the proxy's answers (an HTTP date), for a proxy whose clock is off.
     date: str | None = None
@@ -77,12 +83,13 @@ def faulty_proxy(upstream: str) -> Iterator[tuple[str, Faults]]:
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            if action == "502html":
-                self.send_response(502)
+            if action in PAGES:
+                status, page = PAGES[action]
+                self.send_response(status)
                 self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(NGINX_502)))
+                self.send_header("Content-Length", str(len(page)))
                 self.end_headers()
-                self.wfile.write(NGINX_502)
+                self.wfile.write(page)
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
             resp = session.request(self.command, upstream + self.path, headers=headers, data=body)

@@ -18,6 +18,7 @@ from mexican_train_client import (
     RetryPolicy,
     ServerError,
     StaleVersion,
+    TransportError,
     Unauthorized,
     new_idempotency_key,
 )
@@ -272,3 +273,16 @@ def test_a_proxys_html_502_is_raised_as_a_server_error_with_its_page(live_server
         assert "502 Bad Gateway" in info.value.detail
         assert len(faults.seen_keys) == FAST_RETRY.attempts and len(set(faults.seen_keys)) == 1
         assert faults.forwarded == 0
+
+
+@pytest.mark.stand_in_server
+def test_a_successful_answer_that_is_not_json_raises_a_transport_error(live_server: str) -> None:
+    """Something between the client and the service (a captive portal) answers 200 with its
+    own page: the call raises the client's TransportError, with the page's start, not the
+    JSON decoder's ValueError that no caller catching ClientError expects."""
+    with faulty_proxy(live_server) as (url, faults), Client(url, retry=FAST_RETRY) as c:
+        faults.plan = ["200html"]
+        with pytest.raises(TransportError) as info:
+            c.create_game(["ann", "bo"])
+        assert "Sign in to the network" in str(info.value)
+        assert len(faults.seen_keys) == 1 and faults.forwarded == 0

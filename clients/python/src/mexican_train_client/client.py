@@ -764,9 +764,19 @@ def _is_gone(resp: requests.Response, gone: str | None) -> bool:
 
 
 def _json(resp: requests.Response) -> JSON:
+    """The body of a successful answer. One that is not JSON came from something between the
+    client and the service (a captive portal's or a proxy's page): a :class:`TransportError`,
+    as an answer cut short is, not the decoder's ``ValueError``."""
     if not resp.content:
         return {}
-    data = json.loads(resp.content)
+    try:
+        data = json.loads(resp.content)
+    except ValueError as exc:  # not JSON (json.JSONDecodeError), or not UTF-8
+        kind = resp.headers.get("Content-Type") or "no Content-Type"
+        raise TransportError(
+            f"{resp.request.method} {resp.url} answered {resp.status_code} with a body that is "
+            f"not JSON ({kind}): {resp.text[:200]!r}"
+        ) from exc
     return data if isinstance(data, dict) else {"data": data}
 
 

@@ -15,7 +15,9 @@ class ClientError(Exception):
 
 class TransportError(ClientError):
     """The server could not be reached, or its answer was cut, after every retry (a 502-504
-    answer that outlasts them raises :class:`ServerError`, with its problem ``code``)."""
+    answer that outlasts them raises :class:`ServerError`, with its problem ``code``); or a
+    successful answer was not what the API sends (a body that is not JSON: a captive portal's
+    or a proxy's page)."""
 
 
 class ApiError(ClientError):
