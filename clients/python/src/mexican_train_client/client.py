@@ -50,6 +50,11 @@ class _Ended(Exception):
     """The server answered a stream with 204: the game is over and the reader has it all."""
 
 
+class _NotAStream(Exception):
+    """The server answered a stream 200 with something else than the asked stream (a captive
+    portal's page, a misrouted proxy's, a line that is not JSON): no entry can come of it."""
+
+
 class _Refused(Exception):
     """The server refused a stream for now (429, 502-504): ``err`` says why and how long."""
 
@@ -507,13 +512,16 @@ class Client:
 
         A dropped connection is reopened where it left off (SSE with ``Last-Event-ID``, NDJSON
         with ``after``), so no entry is missed or repeated, and so is a stream the server ended
-        (its lifetime, however short); connections in a row that fail (dropped, refused), past
-        what the retry policy allows (``attempts``, ``give_up_after``), raise
-        :class:`TransportError`. :class:`LogRewound` (its
+        (its lifetime, however short: an operator may set it to 1 s, so a run of streams
+        ended at once never counts towards giving up); connections in a row that fail
+        (dropped, refused, or answered with something else than the asked stream: a portal's
+        page, a line that is not JSON), past what the retry policy allows (``attempts``,
+        ``give_up_after``), raise :class:`TransportError`. :class:`LogRewound` (its
         ``version`` the game's stored one) when Redis lost entries this reader holds (or
         ``after`` is past the log): they will not come again, and versions past ``version``
         come anew with other entries, so the caller reloads and calls again."""
         last, failures, failing_since, quick_ends = after, 0, time.monotonic(), 0
+        why: Exception | None = None
         while True:
             progressed, opened, ended = False, time.monotonic(), False
             try:
@@ -525,8 +533,8 @@ class Client:
                     if ends_game(entry):
                         return
                 ended = True
-            except _DROPPED:
-                pass
+            except (*_DROPPED, _NotAStream) as exc:
+                why = exc
             except _Ended:
                 return
             except _Refused as refused:  # 429 or 502-504: wait as told, or give up with it
@@ -545,7 +553,8 @@ class Client:
                 continue
             failures, failing_since = self._failed(failures, failing_since)
             if not self.retry.more(failures - 1, failing_since):
-                raise TransportError(f"the events of {game_id} stopped after version {last}")
+                stopped = f"the events of {game_id} stopped after version {last}"
+                raise TransportError(f"{stopped}: {why}") from why
             self._sleep(failures - 1)
 
     @staticmethod
@@ -583,7 +592,13 @@ class Client:
                     err.retry_after = _retry_after(resp.headers)
                     raise _Refused(err)  # the caller waits and reconnects
                 raise err
-            yield from entries_of(lines_of(resp), media)
+            kind = resp.headers.get("Content-Type") or "no Content-Type"
+            if kind.partition(";")[0].strip().lower() != media.value:
+                raise _NotAStream(f"answered {resp.status_code} with {kind}, not {media.value}")
+            try:
+                yield from entries_of(lines_of(resp), media)
+            except ValueError as exc:  # not JSON, or not UTF-8
+                raise _NotAStream(f"a message that is not an entry: {exc}") from exc
 
     def stream_ticket(self, game_id: str, *, token: str) -> JSON:
         """``{"ticket", "expires_at"}``: a single-use credential for one stream of the game
