@@ -398,6 +398,20 @@ def test_a_webhook_removal_whose_answer_was_lost_is_done(base: str) -> None:
         assert unknown.value.code == "webhook_not_found"
 
 
+def test_a_webhook_removal_carries_no_idempotency_key(base: str) -> None:
+    """The API takes no Idempotency-Key on a DELETE and keeps no answer of a removal: a key
+    sent there would promise a replay the service never makes. The removal is safe to repeat
+    by its method."""
+    with faulty_proxy(base) as (url, faults), Client(url) as client:
+        me = client.create_player("ann")
+        pid, token = me["player_id"], me["player_token"]
+        hook = client.create_webhook(pid, "http://127.0.0.1:9/turns", token=token)
+        faults.seen_keys.clear()
+        client.delete_webhook(pid, hook["webhook_id"], token=token)
+        assert faults.seen_keys == [None]
+        assert client.webhooks(pid, token=token)["webhooks"] == []
+
+
 def test_a_removal_refused_429_then_met_404_is_not_found(base: str) -> None:
     """A 429 applied nothing, so the 404 its retry meets is the answer to this call alone: a
     webhook that never was is NotFound, not a removal taken as done."""

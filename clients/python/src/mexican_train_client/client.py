@@ -2,9 +2,11 @@
 
 Retries are safe by construction: every mutating call carries an ``Idempotency-Key`` generated
 once per logical call and reused on each retry, so a request whose response was lost applies at
-most once. Connection errors and 502/503/504 retry with capped exponential back-off and full
-jitter; 429 waits for ``Retry-After``; a 412 re-reads the game and raises :class:`StaleVersion`
-with the fresh view so the caller can decide again (re-sending blindly would defeat ``If-Match``).
+most once; a removal (``DELETE``), which the API takes no key on, is safe to repeat by its
+method, and its repeat's 404 after a lost answer is the removal done (``gone``). Connection
+errors and 502/503/504 retry with capped exponential back-off and full jitter; 429 waits for
+``Retry-After``; a 412 re-reads the game and raises :class:`StaleVersion` with the fresh view
+so the caller can decide again (re-sending blindly would defeat ``If-Match``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from mexican_train_client.stream import Media, ends_game, entries_of, lines_of
 JSON = dict[str, Any]
 
 _RETRY_STATUSES = frozenset({502, 503, 504})
+#: Methods whose repeat changes nothing more than their first try (RFC 9110, 9.2.2), which
+#: therefore carry no Idempotency-Key: the API takes none on its one removal.
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "DELETE"})
 _DROPPED = (
     requests.ConnectionError,
     requests.Timeout,
@@ -194,8 +199,9 @@ class Client:
     def request(self, method: str, path: str, **options: Unpack[RequestOptions]) -> JSON:
         """Send one logical request (retrying as the policy allows) and return the JSON body.
 
-        Mutating methods get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given;
-        the same key is sent on every retry.
+        Changes get an ``Idempotency-Key`` (RFC 8941 string: quoted) if none is given; the same
+        key is sent on every retry. A ``DELETE`` gets none: the API keeps no answer of a
+        removal, so a key there would promise a replay that never comes.
         """
         resp = self._send(method, path, **options)
         return {} if resp.status_code >= 400 else _json(resp)  # a removal done (``gone``)
@@ -766,7 +772,7 @@ def _headers(
         headers["Authorization"] = f"Bearer {token}"
     if if_match is not None:
         headers["If-Match"] = f'"{if_match}"'
-    if method not in ("GET", "HEAD"):
+    if method not in _IDEMPOTENT_METHODS:
         key = idempotency_key or new_idempotency_key()
         headers["Idempotency-Key"] = f'"{key}"'
     return headers
