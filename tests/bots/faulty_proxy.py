@@ -3,8 +3,9 @@
 No mocks: requests really reach gunicorn through a loopback socket. ``drop_after_forward`` makes
 the proxy forward a request and then hang up without answering (a lost response, the case
 idempotency keys exist for); ``503`` and ``429`` answer that status itself without forwarding,
-with a problem body, ``502html`` with the HTML page a proxy of its own (nginx's default)
-answers when no upstream did, and ``200html`` with a captive portal's page, status 200.
+with a problem body, ``502html`` (``504html``) with the HTML page a proxy of its own (nginx's
+default) answers when no upstream did (in time), and ``200html`` with a captive portal's page,
+status 200.
 """
 
 from __future__ import annotations
@@ -24,18 +25,23 @@ NGINX_502 = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
-
+#: nginx's own answer when its upstream did not answer in time.
+NGINX_504 = NGINX_502.replace(b"502 Bad Gateway", b"504 Gateway Time-out")
 #: A captive portal's (or a misrouted proxy's) page, answered 200 to whatever was asked.
 PORTAL_PAGE = b"<html><body><h1>Sign in to the network</h1></body></html>\r\n"
 #: The actions that answer an HTML page of the proxy's own: their status and page.
-PAGES = {"502html": (502, NGINX_502), "200html": (200, PORTAL_PAGE)}
+PAGES = {
+    "502html": (502, NGINX_502),
+    "504html": (504, NGINX_504),
+    "200html": (200, PORTAL_PAGE),
+}
 
 
 @dataclass
 class Faults:
     """What to do to the next mutating requests (each list is consumed front first)."""
 
-    # "drop", "503", "429", "502html", "200html", "pass"
+    # "drop", "503", "429", "502html", "504html", "200html", "pass"
     plan: list[str] = field(default_factory=list)
     retry_after: str = "0"
     #: The ``Date`` of the proxy's answers (an HTTP date), for a proxy whose clock is off.

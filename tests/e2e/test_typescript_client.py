@@ -244,12 +244,28 @@ def test_a_refusal_without_a_problem_body_reaches_the_caller_as_a_problem(
     give the caller that page as a string where its type says a problem, so `error.code` would
     be undefined. The caller gets a problem with the status's code and the page as `detail`."""
     with faulty_proxy(stack.url) as (url, faults):
-        faults.plan = ["502html"]
+        faults.plan = ["502html"] * 5  # every try: the last page is the answer
         found = node(built, "refusal.js", url)
         assert faults.forwarded == 0
     assert found["status"] == found["problem_status"] == 502, found
     assert found["code"] == "unavailable", found
     assert "502 Bad Gateway" in found["detail"], found
+    assert found["waited"] == 4, found
+
+
+def test_a_proxys_502_and_504_are_sent_again_with_the_calls_key(stack: Stack, built: Path) -> None:
+    """A third party's proxy in front of the service answers 502, then 504, with its own pages
+    (the project's nginx would have made them 503 problems): the change may have reached the
+    service or not, and its Idempotency-Key makes sending it again safe, so the client does,
+    with the same key, and the caller gets the game, made once."""
+    with faulty_proxy(stack.url) as (url, faults):
+        faults.plan = ["502html", "504html"]
+        found = node(built, "refusal.js", url)
+    assert (found["status"], found["waited"], found["resent"]) == (201, 2, 0), found
+    assert faults.forwarded == 1
+    assert len(faults.seen_keys) == 3 and len(set(faults.seen_keys)) == 1, faults.seen_keys
+    assert faults.seen_keys[0], "a change without an Idempotency-Key"
+    assert requests.get(f"{stack.url}/api/v1/games/{found['game_id']}", timeout=10).ok
 
 
 def test_a_service_refusal_reaches_the_caller_as_it_came(stack: Stack, built: Path) -> None:

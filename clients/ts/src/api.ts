@@ -14,7 +14,7 @@ export type Move = components["schemas"]["Move"];
 export type Problem = components["schemas"]["Problem"];
 export type Api = ReturnType<typeof createClient<paths>>;
 
-/** How often a request refused for now (429, 503) or unanswered is sent before giving up. */
+/** How often a request refused for now (429, 502-504) or unanswered is sent before giving up. */
 const ATTEMPTS = 5;
 /** The longest Retry-After waited out (the service asks for a minute at most): a longer one
  * (a proxy may ask for hours) answers the refusal at once, since asking sooner than told would
@@ -45,13 +45,18 @@ function resendable(request: Request): boolean {
 
 /** `request` with an Idempotency-Key: a change the caller sent without one gets a random UUID,
  * made once for the call and sent on each of its tries, so that a change whose answer was lost
- * (or refused 503 after nginx tried an instance) can be sent again and applies once. */
+ * (or refused 502-504 by a proxy after it may have reached the service) can be sent again and
+ * applies once. */
 export function keyed(request: Request): Request {
   if (resendable(request)) return request;
   const headers = new Headers(request.headers);
   headers.set("Idempotency-Key", randomUUID());
   return new Request(request, { headers });
 }
+
+/** Answers of a proxy (or of the service briefly away) after which the request may or may not
+ * have been applied: sent again only when that is safe (`resendable`). */
+const UNAVAILABLE = [502, 503, 504];
 
 /** Capped exponential back-off with full jitter, for an attempt that got no answer. */
 function backoffMs(attempt: number): number {
@@ -157,9 +162,10 @@ export async function asProblem(response: Response): Promise<Response> {
 
 /** fetch that sends a request again, the same (its Idempotency-Key with it, made by `keyed`
  * when the caller gave none, so a change whose answer was lost is not made twice): after a
- * 429, or a 503 (the service or its Redis briefly away), as the answer's Retry-After says, up
- * to MAX_WAIT_MS; and after a connection that failed or dropped, or an answer that never came,
- * with a jittered back-off. A refusal it answers has a problem body (`asProblem`). */
+ * 429, or a 502-504 (a proxy's, or the service or its Redis briefly away), as the answer's
+ * Retry-After says, up to MAX_WAIT_MS, or with a jittered back-off when a 502-504 says
+ * nothing; and after a connection that failed or dropped, or an answer that never came, with
+ * a jittered back-off. A refusal it answers has a problem body (`asProblem`). */
 export async function patientFetch(given: Request): Promise<Response> {
   const request = keyed(given);
   for (let tries = 1; ; tries += 1) {
@@ -172,9 +178,12 @@ export async function patientFetch(given: Request): Promise<Response> {
       await pause(backoffMs(tries), request.signal);
       continue;
     }
-    const refused = response.status === 429 || (response.status === 503 && resendable(request));
-    const wait = retryAfterMs(response);
+    const unavailable = UNAVAILABLE.includes(response.status);
+    const refused = response.status === 429 || (unavailable && resendable(request));
+    const told = response.status === 429 || response.headers.has("Retry-After");
+    const wait = told ? retryAfterMs(response) : backoffMs(tries);
     if (!refused || tries === ATTEMPTS || wait > MAX_WAIT_MS) return asProblem(response);
+    await response.body?.cancel(); // its connection goes back to the pool for the next try
     waited.count += 1;
     await pause(wait, request.signal);
   }

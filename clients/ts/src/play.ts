@@ -5,7 +5,7 @@
 //   node dist/play.js <base url> <path of openapi.json>
 //
 // Prints one JSON line when the game is over: its id, final version, winners, our moves, how
-// many refusals for now (429, 503) it waited out as their Retry-After said, and how many
+// many refusals for now (429, 502-504) it waited out (as their Retry-After said), and how many
 // requests whose answer never came it sent again (api.ts).
 
 import { randomUUID } from "node:crypto";
