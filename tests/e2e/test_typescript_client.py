@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 import requests
 
+from devstack.gunicorn import start_gunicorn
+from devstack.redis_server import RedisServer
 from devstack.stack import Stack, build_stack
 from tests.bots.faulty_proxy import faulty_proxy
 from tests.debian import ensure_tool
@@ -291,3 +293,41 @@ def test_a_retry_after_past_the_clients_bound_is_answered_at_once(
         found = node(built, "refusal.js", url, timeout=50)
     assert (found["status"], found["code"], found["waited"]) == (429, "rate_limited", 0), found
     assert len(faults.seen_keys) == 1, "asked again before its Retry-After"
+
+
+@pytest.fixture(scope="module")
+def hooked() -> Iterator[str]:
+    """A service that takes webhooks to 127.0.0.1:9 (nothing listens there, and nothing is
+    sent: the tests' players have no game)."""
+    env = {"WEBHOOK_ALLOW_HOSTS": "127.0.0.1:9", "LOG_LEVEL": "warning"}
+    with RedisServer() as redis, start_gunicorn(redis.url, env=env) as url:
+        yield url
+
+
+def test_a_webhook_removal_whose_answer_was_lost_is_done_and_carries_no_key(
+    hooked: str, built: Path
+) -> None:
+    """The API takes no Idempotency-Key on a webhook's DELETE, and keeps no answer of it: the
+    client sends none, and sends the removal again because its method is idempotent. The proxy
+    loses the answer of a removal the service made; the repeat meets 404 webhook_not_found,
+    which is that removal done: the caller gets 204, not the 404. Removed again, after a 429
+    (which applied nothing), the 404 is the call's own answer."""
+    player = requests.post(hooked + "/api/v1/players", json={"name": "ann"}, timeout=10).json()
+    pid, auth = player["player_id"], {"Authorization": f"Bearer {player['player_token']}"}
+    hooks = f"{hooked}/api/v1/players/{pid}/webhooks"
+    made = requests.post(hooks, json={"url": "http://127.0.0.1:9/turns"}, headers=auth, timeout=10)
+    assert made.status_code == 201, made.text
+    with faulty_proxy(hooked) as (url, faults):
+        faults.plan = ["drop"]
+        found = node(
+            built, "removal.js", url, pid, player["player_token"], made.json()["webhook_id"]
+        )
+    assert found == {"status": 204, "code": None, "waited": 0, "resent": 1}, found
+    assert faults.seen_keys == [None, None] and faults.forwarded == 2
+    assert requests.get(hooks, headers=auth, timeout=10).json() == {"webhooks": []}
+    with faulty_proxy(hooked) as (url, faults):
+        faults.plan = ["429"]  # refused, so it removed nothing: the 404 after it is the answer
+        again = node(
+            built, "removal.js", url, pid, player["player_token"], made.json()["webhook_id"]
+        )
+    assert (again["status"], again["code"], again["waited"]) == (404, "webhook_not_found", 1)

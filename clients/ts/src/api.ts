@@ -37,10 +37,14 @@ export function retryAfterMs(response: Response): number {
   return Math.max(0, until - (Number.isNaN(sent) ? Date.now() : sent));
 }
 
-/** Whether sending `request` again can apply nothing twice: a read, or a change that carries
- * an Idempotency-Key (the service answers its repeat with the first answer). */
+/** Methods whose repeat changes nothing more than their first try (RFC 9110, 9.2.2): reads,
+ * and a removal. The API takes no Idempotency-Key on its one removal (a webhook's DELETE). */
+const IDEMPOTENT_METHODS = ["GET", "HEAD", "DELETE"];
+
+/** Whether sending `request` again can apply nothing twice: an idempotent method, or a change
+ * that carries an Idempotency-Key (the service answers its repeat with the first answer). */
 function resendable(request: Request): boolean {
-  return ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
+  return IDEMPOTENT_METHODS.includes(request.method) || request.headers.has("Idempotency-Key");
 }
 
 /** `request` with an Idempotency-Key: a change the caller sent without one gets a random UUID,
@@ -57,6 +61,23 @@ export function keyed(request: Request): Request {
 /** Answers of a proxy (or of the service briefly away) after which the request may or may not
  * have been applied: sent again only when that is safe (`resendable`). */
 const UNAVAILABLE = [502, 503, 504];
+
+/** The 404 codes a removal's repeat meets when its first try removed the thing unheard (the
+ * service keeps no answer of a removal): the removal is then done. */
+const GONE_CODES: ReadonlyArray<string> = ["webhook_not_found"];
+
+/** Whether `response` is the 404 of what `request`, a removal, removes. */
+async function isGone(request: Request, response: Response): Promise<boolean> {
+  if (request.method !== "DELETE" || response.status !== 404) return false;
+  const problem = parsed(await response.clone().text());
+  return (
+    typeof problem === "object" &&
+    problem !== null &&
+    "code" in problem &&
+    typeof problem.code === "string" &&
+    GONE_CODES.includes(problem.code)
+  );
+}
 
 /** Capped exponential back-off with full jitter, for an attempt that got no answer. */
 function backoffMs(attempt: number): number {
@@ -165,20 +186,28 @@ export async function asProblem(response: Response): Promise<Response> {
  * 429, or a 502-504 (a proxy's, or the service or its Redis briefly away), as the answer's
  * Retry-After says, up to MAX_WAIT_MS, or with a jittered back-off when a 502-504 says
  * nothing; and after a connection that failed or dropped, or an answer that never came, with
- * a jittered back-off. A refusal it answers has a problem body (`asProblem`). */
+ * a jittered back-off. A removal whose earlier try may have been applied unheard (no answer,
+ * or 502-504) and whose repeat meets the 404 of the thing removed is answered 204. A refusal
+ * it answers has a problem body (`asProblem`). */
 export async function patientFetch(given: Request): Promise<Response> {
   const request = keyed(given);
+  let unsure = false;
   for (let tries = 1; ; tries += 1) {
     let response: Response;
     try {
       response = await attempt(request);
     } catch (error) {
       if (request.signal.aborted || !resendable(request) || tries === ATTEMPTS) throw error;
+      unsure = true;
       waited.resent += 1;
       await pause(backoffMs(tries), request.signal);
       continue;
     }
+    if (unsure && (await isGone(request, response))) {
+      return new Response(null, { status: 204, statusText: "No Content" });
+    }
     const unavailable = UNAVAILABLE.includes(response.status);
+    unsure ||= unavailable;
     const refused = response.status === 429 || (unavailable && resendable(request));
     const told = response.status === 429 || response.headers.has("Retry-After");
     const wait = told ? retryAfterMs(response) : backoffMs(tries);
