@@ -99,17 +99,35 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Media types whose body is a stream: read as it comes, for as long as its reader wants. */
+const STREAMS = ["text/event-stream", "application/x-ndjson"];
+
+function isStream(response: Response): boolean {
+  const media = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+  return media !== undefined && STREAMS.includes(media);
+}
+
 /** One attempt: the answer, or the error of a connection that failed, dropped or stayed silent
  * past ANSWER_TIMEOUT_MS. The caller's signal is the fetch's for the whole answer, body
  * included: a signal that stopped at the headers would leave a stream's reader unable to
- * stop it. The timeout's is cleared once the headers came, so it never cuts a body. */
+ * stop it. A stream's answer is returned at its headers, and the timeout never cuts its body;
+ * any other answer is read whole within the timeout, so one whose body stalls counts as
+ * unanswered and may be sent again (left to fetch, it would fail minutes later, in the
+ * caller's parsing, past every retry). */
 async function attempt(request: Request): Promise<Response> {
   request.signal.throwIfAborted();
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error("no answer in time")), ANSWER_TIMEOUT_MS);
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
-    return await fetch(request.clone(), { signal });
+    const response = await fetch(request.clone(), { signal });
+    if (response.body === null || isStream(response)) return response;
+    const body = await response.arrayBuffer();
+    const headers = new Headers(response.headers);
+    headers.delete("Content-Length"); // arrayBuffer() undid any encoding: the length is the body's
+    headers.delete("Content-Encoding");
+    const { status, statusText } = response;
+    return new Response(body, { status, statusText, headers });
   } finally {
     clearTimeout(timer);
   }
