@@ -279,6 +279,20 @@ def test_a_proxys_502_and_504_are_sent_again_with_the_calls_key(stack: Stack, bu
     assert requests.get(f"{stack.url}/api/v1/games/{found['game_id']}", timeout=10).ok
 
 
+def test_a_successful_answer_that_is_not_json_throws_the_clients_own_error(
+    stack: Stack, built: Path
+) -> None:
+    """Something between the client and the service (a captive portal) answers 200 with its
+    own page: the call throws the client's UnexpectedAnswer with the page's start, not the
+    bare SyntaxError of openapi-fetch's parsing."""
+    with faulty_proxy(stack.url) as (url, faults):
+        faults.plan = ["200html"]
+        found = node(built, "refusal.js", url)
+        assert faults.forwarded == 0
+    assert found["thrown"] == "UnexpectedAnswer", found
+    assert "Sign in to the network" in found["message"], found
+
+
 def test_a_service_refusal_reaches_the_caller_as_it_came(stack: Stack, built: Path) -> None:
     """A problem body passes as it came (here the proxy's 503, every try: the last is the
     answer), and every try of the call carried the one key the client made for it."""

@@ -199,6 +199,35 @@ export async function asProblem(response: Response): Promise<Response> {
   return new Response(JSON.stringify(problem), init);
 }
 
+/** A successful answer that is not what the API sends: a body that is not JSON (a captive
+ * portal's page, a misrouted proxy's), which openapi-fetch would fail to parse with a bare
+ * SyntaxError. `detail` is the start of the body. */
+export class UnexpectedAnswer extends Error {
+  override name = "UnexpectedAnswer";
+
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(`answered ${status} with a body that is not JSON: ${detail}`);
+  }
+}
+
+/** `response` as the caller gets it: a refusal as a problem (`asProblem`); a successful
+ * answer as it came, unless its body is not JSON (UnexpectedAnswer). A stream's is read by
+ * its reader. */
+async function checked(response: Response): Promise<Response> {
+  if (response.status >= 400) return asProblem(response);
+  if (response.body === null || isStream(response)) return response;
+  const text = await response.clone().text();
+  try {
+    if (text !== "") JSON.parse(text);
+  } catch {
+    throw new UnexpectedAnswer(response.status, text.slice(0, 200));
+  }
+  return response;
+}
+
 /** fetch that sends a request again, the same (its Idempotency-Key with it, made by `keyed`
  * when the caller gave none, so a change whose answer was lost is not made twice): after a
  * 429, or a 502-504 (a proxy's, or the service or its Redis briefly away), as the answer's
@@ -206,7 +235,8 @@ export async function asProblem(response: Response): Promise<Response> {
  * nothing; and after a connection that failed or dropped, or an answer that never came, with
  * a jittered back-off. A removal whose earlier try may have been applied unheard (no answer,
  * or 502-504) and whose repeat meets the 404 of the thing removed is answered 204. A refusal
- * it answers has a problem body (`asProblem`). */
+ * it answers has a problem body (`asProblem`); a successful answer that is not JSON throws
+ * UnexpectedAnswer. */
 export async function patientFetch(given: Request): Promise<Response> {
   const request = keyed(given);
   let unsure = false;
@@ -229,7 +259,7 @@ export async function patientFetch(given: Request): Promise<Response> {
     const refused = response.status === 429 || (unavailable && resendable(request));
     const told = response.status === 429 || response.headers.has("Retry-After");
     const wait = told ? retryAfterMs(response) : backoffMs(tries);
-    if (!refused || tries === ATTEMPTS || wait > MAX_WAIT_MS) return asProblem(response);
+    if (!refused || tries === ATTEMPTS || wait > MAX_WAIT_MS) return checked(response);
     await response.body?.cancel(); // its connection goes back to the pool for the next try
     waited.count += 1;
     await pause(wait, request.signal);
