@@ -217,6 +217,31 @@ def test_a_restarted_server_shows_the_notice_and_the_table_catches_up(
     )
 
 
+def test_a_table_opened_while_no_app_answers_says_so_in_words_and_opens_once_back(
+    own_table_server: TableStack, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A person who opens (or reloads) the table while no API instance answers reads why in
+    words, not nginx's problem body meant for programs, and the table opens by itself, at the
+    game in its address, once an instance answers again."""
+    base = own_table_server.url
+    page = new_page(viewport={"width": 390, "height": 844})
+    new_page.log(page).allow(r"status of 503")
+    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    own_table_server.stop_api()
+    page.reload()
+    heading = page.get_by_role("heading", level=1)
+    expect(heading).to_have_text("The game server is not answering")
+    expect(page.locator("body")).to_contain_text("tries again by itself")
+    expect(page.locator("body")).not_to_contain_text("urn:mexican-train")
+    screenshot(page, "down")
+    own_table_server.start_api()
+    expect(page.locator("#app[data-version]")).to_be_visible(timeout=60_000)
+    expect(page.locator(".players")).to_contain_text("bo")
+    screenshot(page, "back")
+
+
 def test_a_move_made_while_the_server_is_away_is_sent_again_or_said_not_played(
     own_table_server: TableStack, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
