@@ -15,8 +15,10 @@ from playwright.sync_api import Page, expect
 from tests.browser.harness import PageLog, Pages
 from tests.browser.table import (
     Game,
+    create_from_position,
     create_game,
     create_in_page,
+    double_six_rest,
     hold_seat,
     my_turn,
     play_turn_by_clicking,
@@ -256,3 +258,58 @@ def test_a_skip_link_takes_the_keyboard_to_the_hand(
     page.goto(f"{table_server}/#/game/{game.game_id}")
     expect(page.locator(".watching")).to_be_visible()
     expect(link).to_have_count(0)
+
+
+# Each Tab stop: whether it sits inside an aria-hidden part, and what a screen reader names it.
+TAB_STOP = """() => { const e = document.activeElement;
+  return {hidden: Boolean(e.closest('[aria-hidden="true"]')), tag: e.tagName,
+          cls: String(e.className), label: e.getAttribute('aria-label') || e.innerText.trim()}; }"""
+
+
+def test_a_train_longer_than_its_row_is_no_silent_stop_of_the_keyboard(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """A train's tiles are a picture (aria-hidden: its button says the train); Chromium makes a
+    row that scrolls sideways a Tab stop of its own, where a screen reader says nothing. Every
+    Tab of the table lands on something it can name."""
+    page = new_page(viewport={"width": 390, "height": 844})
+    long_train = [[6, 5], [5, 4], [4, 3], [3, 2], [2, 1], [1, 0]]
+    hands = [[[6, 0], [3, 3]], [[4, 4]]]
+    placed = [tile for hand in hands for tile in hand] + long_train
+    game = create_from_position(
+        table_server,
+        {
+            "format": "mexican-train-position/1",
+            "players": ["ann", "bo"],
+            "rules": {"preset": "standard", "options": {"set": 6}},
+            "round": 1,
+            "engine": 6,
+            "turn": 0,
+            "opened": [True, True],
+            "hands": hands,
+            "boneyard": double_six_rest(*placed),
+            "trains": {"0": [], "1": long_train, "mexican": None},
+            "marked": [False, False],
+            "open_doubles": [],
+            "scores": [[], []],
+        },
+    )
+    hold_seat(page, game, 0)
+    wait_shown(page, game.version())
+    page.wait_for_function(  # the row scrolls sideways, once its tiles are drawn
+        """() => { const line = document.querySelector('.train[data-train="1"] .line');
+          return line.scrollWidth > line.clientWidth; }"""
+    )
+    stops = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(TAB_STOP)
+        if stops and stop == stops[0]:
+            break
+        stops.append(stop)
+    silent = [stop for stop in stops if stop["hidden"]]
+    screenshot(page, "tab-stops")
+    assert silent == [], silent
+    # The hand and the trains are still reached.
+    assert any("htile" in stop["cls"] for stop in stops)
+    assert sum("train-target" in stop["cls"] for stop in stops) == 3

@@ -113,7 +113,9 @@ export function trainRow(view, train, { target, selected, last, arriving, sendin
     : [h("span", { class: "empty" }, train.started ? "" : t("train.not_started"))];
   return h("li", { class: ["train", train.id === "mexican" && "mexican", open && "has-open-double", target === true && "legal", last && "has-last"], dataset: { train: train.id } },
     button,
-    h("div", { class: "line", "aria-hidden": "true" },
+    // A picture that its button above speaks for: out of the Tab order too, where Chromium puts
+    // a row that scrolls sideways and a screen reader would find nothing to say.
+    h("div", { class: "line", "aria-hidden": "true", tabindex: "-1" },
       tiles,
       h("span", { class: "open-end" }, h("span", { class: "end-label" }, t("train.end")), h("span", { class: "end-value" }, train.open_end === null ? "" : String(train.open_end)))));
 }
