@@ -317,6 +317,36 @@ def test_a_move_made_while_the_server_is_away_is_sent_again_or_said_not_played(
     screenshot(page, "not-played")
 
 
+def test_the_top_bar_says_the_connection_is_lost_while_a_move_gets_no_answer(
+    own_table_server: TableStack, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """With the API pool stopped and the streams pool up, the stream alone would keep the top
+    bar at "Live" under a hint that the move has not reached the server: while the move gets no
+    answer the bar says the connection is lost, and "Live" again once it is answered."""
+    base = own_table_server.url
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 50[234]")
+    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+
+    own_table_server.stop_api()
+    page.locator(".htile.playable").first.click()
+    page.locator(".train-target.legal").first.click()
+    expect(page.locator("#problem")).to_contain_text("sends it again until the server answers")
+    expect(notice).to_have_text(words("connection.down"))
+    screenshot(page, "no-answer")
+    own_table_server.start_api()
+    wait_shown(page, version + 1)
+    expect(notice).to_have_text(words("connection.live"))
+    screenshot(page, "answered")
+
+
 def test_the_turn_clock_counts_down_and_the_server_plays_an_overdue_turn(
     table_server: str, new_page: Pages
 ) -> None:

@@ -104,6 +104,8 @@ class Table {
     this.confirming = null; // a host action waiting for its confirmation: {kind, seat}
     this.transfer = null; // this seat's transfer ticket, once asked for
     this.live = null;
+    this.streamState = ""; // the stream's: "live", "down", or "" (none)
+    this.unanswered = false; // the move in flight got no answer, or a 5xx: no server to take it
     this.stopped = false;
     this.wasMyTurn = false;
     this.handDue = false; // the turn came and its hand is still to be brought into view (showHand)
@@ -431,8 +433,16 @@ class Table {
     this.render();
   }
 
+  // The top bar: the stream's state, but "down" while the move in flight gets no answer. The
+  // streams pool may be up while the API pool is not, and "Live" would contradict the hint
+  // under the hand that the move has not reached the server.
+  showConnection() {
+    connection(this.unanswered && this.streamState ? "down" : this.streamState);
+  }
+
   onStream(state) {
-    connection(state);
+    this.streamState = state;
+    this.showConnection();
     this.heard.clear(); // a new stream (or none) starts from the view fetched now
     const was = this.polling;
     this.polling = state === "down";
@@ -613,6 +623,7 @@ class Table {
     }
     try {
       const view = await game.move(this.gameId, this.token, move, key);
+      this.heardFromServer(true);
       this.sending = null;
       if (this.problem && this.problem.transient) this.problem = null;
       this.selected = null;
@@ -631,10 +642,12 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       const problem = worded(error);
       if (problem.transient && this.token) {
+        this.heardFromServer(error.status !== 0 && error.status < 500);
         this.resendIn(sending, Math.max(retryWait(error, RESEND_MS), pausedFor(this.gameId, this.token)));
         return;
       }
       this.sending = null;
+      this.heardFromServer(true); // nothing in flight any more
       this.pendingFocus = false;
       if (sending.waiting) {
         // Refused after the page had said it would send it again: the player must know that
@@ -647,6 +660,14 @@ class Table {
         this.showProblem(error);
       }
     }
+  }
+
+  // Whether the move's last send was answered (a 429 or a refusal is an answer), or nothing is
+  // in flight any more.
+  heardFromServer(answered) {
+    if (this.unanswered === !answered) return;
+    this.unanswered = !answered;
+    this.showConnection();
   }
 
   // The move in flight is sent again in `wait` ms, and the player told so.
