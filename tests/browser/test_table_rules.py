@@ -610,6 +610,19 @@ def test_a_lowest_total_alone_says_nothing_of_ties(table_server: str, page: Page
     expect(page.locator("#results .tie-break")).to_have_count(0)
 
 
+def test_the_final_table_marks_its_readers_own_row(
+    table_server: str, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    """A reader who did not win looks for their own total in the final table: their row says
+    "(you)", as the round's summary below it does, and no one else's does."""
+    play_the_last_tile(table_server, page, 20, 4)  # 20 against 10: bo wins
+    rows = page.locator("#results tbody th")
+    you = re.escape(words("player.you_named", name="ann"))
+    expect(rows).to_have_text([re.compile(rf"^\s*{you}$"), re.compile(r"^\s*bo$")])
+    expect(page.locator("#results .winners")).to_contain_text("bo")
+    screenshot(page, "final")
+
+
 @pytest.mark.parametrize("language", ["en", "sw"])
 def test_a_round_summary_tells_its_reader_they_went_out(
     table_server: str, page: Page, screenshot: Callable[..., Path], language: str

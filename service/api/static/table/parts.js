@@ -142,7 +142,8 @@ export function handTile(tile, { playable, selected, drawn, busy = false, sendin
   drawn ? h("span", { class: "new-flag", "aria-hidden": "true" }, t("tile.new")) : null);
 }
 
-export function scoreTable(score, view) {
+// `mySeat`: the reader's row says "(you)", so a reader who did not win finds it at a glance.
+export function scoreTable(score, view, mySeat = null) {
   const rounds = Math.max(0, ...score.players.map((p) => p.rounds.length));
   const winners = new Set(score.winners || []);
   const low = Math.min(...score.players.map((p) => p.total));
@@ -152,7 +153,12 @@ export function scoreTable(score, view) {
       Array.from({ length: rounds }, (_, i) => h("th", { scope: "col" }, t("score.round_short", { round: i + 1 }))),
       h("th", { scope: "col" }, t("score.total")))),
     h("tbody", {}, score.players.map((p) => h("tr", { class: [winners.has(p.seat) && "winner", p.total === low && "leader"], dataset: { seat: p.seat } },
-      h("th", { scope: "row" }, winners.has(p.seat) ? [trophyIcon(), " "] : "", view.players[p.seat] ? view.players[p.seat].name : p.name),
+      h("th", { scope: "row" }, winners.has(p.seat) ? [trophyIcon(), " "] : "", rowName(p, view, mySeat)),
       p.rounds.map((r) => h("td", {}, String(r))),
       h("td", { class: "total" }, String(p.total))))));
+}
+
+function rowName(player, view, mySeat) {
+  const name = view.players[player.seat] ? view.players[player.seat].name : player.name;
+  return player.seat === mySeat ? t("player.you_named", { name }) : name;
 }

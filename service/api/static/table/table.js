@@ -1054,7 +1054,7 @@ class Table {
     // hands revealed, a seat's presence).
     return h("section", { class: "panel results final", "aria-label": t("score.label"), id: "results", tabindex: "-1", dataset: { key: "results" } },
       h("h2", { class: "winners" }, trophyIcon(), " ", this.winnersLine(seats)),
-      scoreTable(this.score, v),
+      scoreTable(this.score, v, this.seat),
       tied ? h("p", { class: "tie-break" }, t("score.tie_break", { total: best.total })) : null,
       h("p", { class: "after-game" },
         this.token ? h("button", { type: "button", class: "primary", id: "rematch", dataset: { key: "rematch" }, onclick: (event) => this.rematch(event.currentTarget) }, t("rematch.button")) : null,
