@@ -173,9 +173,11 @@ def address_taken(address: str) -> bool:
     if address.startswith("unix:") or ":" not in address:
         return False
     host, port = address.rsplit(":", 1)
+    # No host (``BIND=:8000``): gunicorn binds every IPv4 interface, as ``0.0.0.0``.
+    host = host.strip("[]") or "0.0.0.0"
     try:
         found = socket.getaddrinfo(
-            host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
     except socket.gaierror:
         return False  # a name that does not resolve: the server's own bind says so

@@ -158,6 +158,23 @@ def test_a_taken_port_stops_make_run_before_it_starts_anything(tmp_path: Path) -
     assert not (tmp_path / "redis.sock").exists(), "Redis was started"
 
 
+def test_a_bind_without_a_host_stops_make_run_on_a_taken_port(tmp_path: Path) -> None:
+    """``BIND=:PORT`` (no host: gunicorn binds every IPv4 interface) with something listening
+    there: the check before anything starts must probe that port too, not take the empty host
+    for a name that does not resolve and start the stack on a taken port."""
+    with socket.socket(socket.AF_INET) as other:
+        other.bind(("0.0.0.0", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        env = {**os.environ, "BIND": f":{port}", "DATA_DIR": str(tmp_path)}
+        env.pop("REDIS_URL", None)
+        stopped = serve_expecting_a_stop(env, timeout=60)
+    assert stopped, "make run kept running on a taken port"
+    assert stopped.returncode != 0
+    assert f":{port} is in use" in stopped.stderr, stopped.stdout + stopped.stderr
+    assert not (tmp_path / "redis.sock").exists(), "Redis was started"
+
+
 def with_hosts_file(hosts: Path) -> list[str]:
     """A command prefix that runs the command with ``hosts`` as its /etc/hosts (a user and
     mount namespace of its own; the network is this machine's)."""
