@@ -165,16 +165,19 @@ def redis_answers(sock: Path) -> bool:
         client.close()
 
 
-def address_taken(address: str) -> bool:
-    """Whether something listens on ``host:port`` already (a unix socket path: never asked), at
-    any address the host resolves to: nginx binds each of them (``localhost`` is often
-    127.0.0.1 and ::1), and fails on the one that is taken. Bound as nginx and gunicorn bind
-    (``SO_REUSEADDR``): only a listener refuses it."""
+def address_taken(address: str, every_address: bool = True) -> bool:
+    """Whether something listens on ``host:port`` already (a unix socket path: never asked),
+    where the server binds it. nginx (``every_address``) binds each address the host resolves
+    to (``localhost`` is often 127.0.0.1 and ::1), and fails on the one that is taken; gunicorn
+    (``BIND``) binds a name to its IPv4 address alone, and IPv6 only when written as such.
+    Bound as nginx and gunicorn bind (``SO_REUSEADDR``): only a listener refuses it."""
     if address.startswith("unix:") or ":" not in address:
         return False
     host, port = address.rsplit(":", 1)
-    # No host (``BIND=:8000``): gunicorn binds every IPv4 interface, as ``0.0.0.0``.
-    host = host.strip("[]") or "0.0.0.0"
+    host = host.strip("[]")
+    if not every_address:  # no host (``BIND=:8000``): every IPv4 interface, as gunicorn binds
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return _listened_on(family, (host, int(port)))
     try:
         found = socket.getaddrinfo(
             host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -190,6 +193,8 @@ def _listened_on(family: socket.AddressFamily, where: tuple[Any, ...]) -> bool:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(where)
+        except socket.gaierror:
+            return False  # a name that does not resolve: the server's own bind says so
         except OSError:
             return True
     return False
@@ -202,7 +207,7 @@ def main() -> int:
     print(describe_rate_limits(load_settings()), flush=True)
     # Before anything starts: nginx on a taken port fails only after its own retries, while
     # whatever holds the port answers the start-up check as if it were this stack's.
-    if address_taken(bind_address(env)):
+    if address_taken(bind_address(env), every_address=not env.get("BIND")):
         print(
             f"{bind_address(env)} is in use (another `make run`?): stop it, or give this stack "
             "a PORT of its own.",

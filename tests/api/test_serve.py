@@ -181,27 +181,68 @@ def with_hosts_file(hosts: Path) -> list[str]:
     return ["unshare", "-rm", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)]
 
 
+def localhost_on_both_families(tmp_path: Path) -> Path:
+    """A hosts file naming localhost 127.0.0.1 and ::1 (the test is skipped where
+    :func:`with_hosts_file` cannot run)."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n::1 localhost\n")
+    if subprocess.run([*with_hosts_file(hosts), "true"], check=False).returncode != 0:
+        pytest.skip("no user and mount namespaces here")
+    return hosts
+
+
 def test_a_host_whose_every_address_is_checked_stops_make_run_on_a_taken_one(
     tmp_path: Path,
 ) -> None:
     """``HOST=localhost`` where localhost is 127.0.0.1 and ::1, and something listens on ::1
     alone: nginx binds both and fails on ::1, so the check before anything starts must look at
     every address the host resolves to, not the first IPv4 one."""
-    hosts = tmp_path / "hosts"
-    hosts.write_text("127.0.0.1 localhost\n::1 localhost\n")
-    if subprocess.run([*with_hosts_file(hosts), "true"], check=False).returncode != 0:
-        pytest.skip("no user and mount namespaces here")
+    localhost_on_both = with_hosts_file(localhost_on_both_families(tmp_path))
     with socket.socket(socket.AF_INET6) as other:
         other.bind(("::1", 0))
         other.listen(1)
         port = other.getsockname()[1]
         env = {**os.environ, "HOST": "localhost", "PORT": str(port), "DATA_DIR": str(tmp_path)}
         env.pop("REDIS_URL", None)
-        stopped = serve_expecting_a_stop(env, timeout=60, prefix=with_hosts_file(hosts))
+        stopped = serve_expecting_a_stop(env, timeout=60, prefix=localhost_on_both)
     assert stopped, "make run kept running on a taken port"
     assert stopped.returncode != 0
     assert f"localhost:{port} is in use" in stopped.stderr, stopped.stdout + stopped.stderr
     assert not (tmp_path / "redis.sock").exists(), "Redis was started"
+
+
+def test_a_bind_to_a_name_is_checked_where_gunicorn_binds_it(tmp_path: Path) -> None:
+    """``BIND=localhost:PORT`` where localhost is 127.0.0.1 and ::1, and something listens on
+    ::1 alone: gunicorn binds a name to its first IPv4 address, which is free, so the stack
+    must start and serve there; nginx's every address is not gunicorn's bind."""
+    localhost_on_both = with_hosts_file(localhost_on_both_families(tmp_path))
+    with socket.socket(socket.AF_INET6) as other:
+        other.bind(("::1", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        env = {**os.environ, "BIND": f"localhost:{port}", "DATA_DIR": str(tmp_path)}
+        env["WEB_CONCURRENCY"] = "1"
+        env.pop("REDIS_URL", None)
+        proc = subprocess.Popen(
+            [*localhost_on_both, sys.executable, "-m", "devstack.serve"],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_until(
+                lambda: answers(f"http://127.0.0.1:{port}/readyz", status=200),
+                alive=lambda: proc.poll() is None,
+                timeout=30,
+                interval=0.2,
+                what="make run",
+                exited=lambda: proc.communicate()[1],
+            )
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+    assert proc.returncode == 0
 
 
 def test_make_run_never_prints_the_redis_password(tmp_path: Path) -> None:
