@@ -263,5 +263,5 @@ def owed_metrics(app: Gunicorn) -> tuple[float, float]:
     text = requests.get(app.url + "/metrics", timeout=10).text
     return (
         metric_total(text, "owed_writes"),
-        metric_total(text, "owed_writes_given_up_total", reason="age"),
+        metric_total(text, "owed_writes_given_up_total", reason=owed.GiveUp.AGE),
     )
