@@ -16,7 +16,7 @@
   kept under its id until its table closes or its seat is given back, so that a claim or a
   give-back run twice (redis-py sends a command again after a broken connection, and Redis
   may have run it) counts once, and a seek retried with its Idempotency-Key finds the seat it
-  claimed. TTL: each
+  claimed, whichever of its attempts claimed it. TTL: each
   claim, seat given back or table reopened holds both keys for ``bucket_ttl`` (the game TTL)
   more, and so does each change of a table of the bucket with a seat open (:meth:`keep`): a
   table lives that long after its last change, so its bucket outlives it while it can be
@@ -27,7 +27,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -177,15 +177,18 @@ class Lobby:
         player: str | None = None,
         *,
         claim_id: str,
+        others: Sequence[str] = (),
     ) -> tuple[str, int, bool]:
         """The next seeker's table and seat in ``bucket``; ``True`` when the table is new (the
         seeker makes it, as ``fresh_id``). Seat -1: that table seats ``player`` already.
         The claim made under ``claim_id`` (no space), if there is one, answered again: so
         redis-py may send it again after a broken connection, and a retried seek finds the
-        seat it claimed."""
+        seat it claimed. So is one made under ``others``, the ids of the same seek's other
+        attempts (kept under ``claim_id`` from then on): a retry starts at its first attempt,
+        and the claim its first try left may be a later attempt's."""
         game, seat, created = self._claim(
             keys=list(keys.seek_keys(bucket)),
-            args=[fresh_id, seats, now_ms, player or "", self.bucket_ttl, claim_id],
+            args=[fresh_id, seats, now_ms, player or "", self.bucket_ttl, claim_id, *others],
         )
         return (game.decode() if isinstance(game, bytes) else str(game)), int(seat), bool(created)
 

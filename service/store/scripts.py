@@ -301,6 +301,7 @@ return 1
 # ARGV[1] = a fresh game id  ARGV[2] = seats a table has  ARGV[3] = now (ms)
 # ARGV[4] = the seeker's player id, or "" (anonymous)  ARGV[5] = the bucket's lifetime (seconds)
 # ARGV[6] = the claim's id (one per request and attempt; no space)
+# ARGV[7..] = the ids of the same seek's other attempts
 # The seat of the next seeker: the first free seat of the oldest table with one (a table is
 # dropped from the bucket once its last seat is claimed), else seat 0 of a new table named
 # ARGV[1]. Returns {game id, seat, 1 if the table is new}, or {game id, -1, 0} when that table
@@ -311,7 +312,9 @@ return 1
 # A claim already made under ARGV[6] is answered again, unchanged: redis-py sends a script
 # again after a connection broke, maybe after Redis ran it, and a client retries a seek with
 # the same Idempotency-Key; run twice, the claim would hold a second seat, or find its own
-# seeker seated and refuse it.
+# seeker seated and refuse it. A claim made under one of ARGV[7..] is this seek's too (a
+# retry starts again at its first attempt, and the claim that ran late may be a later one's):
+# it is answered, and kept under ARGV[6] from then on.
 # Every script that adds to a bucket holds both its keys for the bucket's lifetime from then
 # (the game TTL: a table lives that long after its last change, and each change of a table
 # with a seat open renews its bucket too, KEEP_SEEK_BUCKET): a
@@ -321,6 +324,21 @@ CLAIM_SEEK_SEAT = """
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 local made = redis.call('HGET', KEYS[2], 'claim:' .. ARGV[6])
+for i = 7, #ARGV do
+  if made then break end
+  made = redis.call('HGET', KEYS[2], 'claim:' .. ARGV[i])
+  if made then
+    local game = string.match(made, '^(%S+) ')
+    redis.call('HDEL', KEYS[2], 'claim:' .. ARGV[i])
+    redis.call('HSET', KEYS[2], 'claim:' .. ARGV[6], made)
+    local claims = redis.call('HGET', KEYS[2], game .. '|c') or ' '
+    local from, to = string.find(claims, ' ' .. ARGV[i] .. ' ', 1, true)
+    if from then
+      local renamed = string.sub(claims, 1, from) .. ARGV[6] .. string.sub(claims, to)
+      redis.call('HSET', KEYS[2], game .. '|c', renamed)
+    end
+  end
+end
 if made then
   local game, seat, new = string.match(made, '^(%S+) (%d+) (%d)$')
   return {game, tonumber(seat), tonumber(new)}

@@ -6,6 +6,7 @@ another action came first, and (for a seek) give the seeker a second seat."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -203,3 +204,45 @@ def test_a_seek_retried_after_its_new_table_was_made_unanswered_sits_at_that_tab
     again = client.post("/api/v1/lobby/seek", json=seek, headers=keyed)
     assert again.status_code == 201, again.json
     assert again.json["game_id"] == made[0].decode()[4:-1]  # type: ignore[index]
+
+
+def test_a_seek_retried_after_a_late_claim_of_a_later_attempt_is_given_that_seat(
+    linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
+) -> None:
+    """The keyed seek's first claim names a table that is never made (its maker died: the
+    seek waits for it, then takes it out of the bucket), so the seek claims again; that second
+    claim reaches Redis only after the request timed out (503), and claims seat 1 of the first
+    seeker's table. The retry with the same Idempotency-Key must sit there, whichever attempt
+    made the claim: claiming anew, it would take seat 2, leave seat 1 to nobody, and send the
+    third seeker to a new table."""
+    client = linked_client
+    seek = {"name": "ann", "players": 3}
+    first: Any = client.post("/api/v1/lobby/seek", json=seek).json
+    order, claims = keys.seek_keys("standard|3|0|0")
+    redis_client.zadd(order, {"ghost0000": 1})  # first in line, its maker gone
+    redis_client.hset(claims, "ghost0000", 1)
+    claim_sha = str(redis_client.script_load(scripts.CLAIM_SEEK_SEAT)).encode()
+
+    def ghost_claimed() -> bool:
+        return claims_of(redis_client, "standard|3|0|0", "ghost0000") == 2
+
+    def hold_the_second_claim() -> None:
+        eventually(ghost_claimed, 10, "the first attempt never claimed a seat of ghost0000")
+        link.hold_next(claim_sha)
+
+    holder = threading.Thread(target=hold_the_second_claim)
+    holder.start()
+    keyed = {"Idempotency-Key": "seek-retried-after-a-later-late-claim-01"}
+    r = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed)
+    holder.join()
+    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
+    assert link.delivered.wait(10)
+    eventually(
+        lambda: claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2,
+        10,
+        "the late claim never ran",
+    )
+    again: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed).json
+    assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
+    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
+    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third

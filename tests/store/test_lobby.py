@@ -221,3 +221,20 @@ def test_a_claim_or_give_back_run_again_under_its_id_counts_once(
     assert lobby.claim("b", "fresh0002", 3, 3, claim_id="c3") == ("first0000", 1, False)
     lobby.close("b", "first0000")
     assert redis_client.hkeys(claims) == []  # its claims are closed with it
+
+
+def test_a_claim_made_under_another_attempts_id_is_answered_and_kept_under_this_one(
+    lobby: Lobby, redis_client: redis.Redis
+) -> None:
+    """A retry starts at its first attempt; the claim its first try left may be a later
+    attempt's. It must be answered, not doubled, and then be given back under the retry's id."""
+    claims = keys.seek_keys("b")[1]
+    assert lobby.claim("b", "first0000", 3, 1, claim_id="a") == ("first0000", 0, True)
+    assert lobby.claim("b", "fresh0001", 3, 2, claim_id="s.1") == ("first0000", 1, False)
+    again = lobby.claim("b", "fresh0002", 3, 3, claim_id="s.0", others=["s.1", "s.2"])
+    assert again == ("first0000", 1, False)
+    assert redis_client.hget(claims, "first0000") == b"2"
+    assert redis_client.hget(claims, "first0000|c") == b" a s.0 "
+    assert lobby.give_back("b", "s.0")
+    assert not lobby.give_back("b", "s.1")
+    assert redis_client.hget(claims, "first0000") == b"1"

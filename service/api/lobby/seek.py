@@ -118,8 +118,16 @@ def _seat(wanted: Seek, base: str) -> Response:
     for attempt in range(SEEK_ATTEMPTS):
         fresh = new_game_id()
         claim_id = f"{base}.{attempt}"
+        # A retry starts at attempt 0, and its first try's claim may be a later attempt's.
+        others = [f"{base}.{n}" for n in range(SEEK_ATTEMPTS) if n != attempt]
         game_id, seat, made = store().lobby.claim(
-            wanted.bucket, fresh, wanted.players, now_ms(), wanted.player, claim_id=claim_id
+            wanted.bucket,
+            fresh,
+            wanted.players,
+            now_ms(),
+            wanted.player,
+            claim_id=claim_id,
+            others=others,
         )
         if seat < 0:
             raise already_seated(game_id)
