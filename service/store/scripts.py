@@ -294,6 +294,16 @@ redis.call('HINCRBY', KEYS[1], 'w', ARGV[4])
 return 1
 """
 
+# A seek bucket's lists of ids, kept as " <id> <id> " (an id holds no space): the list without
+# ``id``, or nil when it does not hold it.
+_WITHOUT = """
+local function without(list, id)
+  local from, to = string.find(list, ' ' .. id .. ' ', 1, true)
+  if not from then return nil end
+  return string.sub(list, 1, from) .. string.sub(list, to + 1)
+end
+"""
+
 # KEYS[1] = a seek bucket's tables by creation time  KEYS[2] = each table's claimed seats, and
 # (field "<table>|p") the players seated by seeks as " <id> <id> " (an id holds no space),
 # (field "<table>|c") the claims made there as " <claim> <claim> ", and (field "claim:<claim>")
@@ -320,7 +330,9 @@ return 1
 # with a seat open renews its bucket too, KEEP_SEEK_BUCKET): a
 # bucket is named by its seek's options, of which there are very many, and one whose last
 # table expired unclaimed would otherwise keep its keys for ever.
-CLAIM_SEEK_SEAT = """
+CLAIM_SEEK_SEAT = (
+    _WITHOUT
+    + """
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 local made = redis.call('HGET', KEYS[2], 'claim:' .. ARGV[6])
@@ -331,12 +343,8 @@ for i = 7, #ARGV do
     local game = string.match(made, '^(%S+) ')
     redis.call('HDEL', KEYS[2], 'claim:' .. ARGV[i])
     redis.call('HSET', KEYS[2], 'claim:' .. ARGV[6], made)
-    local claims = redis.call('HGET', KEYS[2], game .. '|c') or ' '
-    local from, to = string.find(claims, ' ' .. ARGV[i] .. ' ', 1, true)
-    if from then
-      local renamed = string.sub(claims, 1, from) .. ARGV[6] .. string.sub(claims, to)
-      redis.call('HSET', KEYS[2], game .. '|c', renamed)
-    end
+    local left = without(redis.call('HGET', KEYS[2], game .. '|c') or ' ', ARGV[i])
+    if left then redis.call('HSET', KEYS[2], game .. '|c', left .. ARGV[6] .. ' ') end
   end
 end
 if made then
@@ -370,6 +378,7 @@ redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 return claim(ARGV[1], 0, 1)
 """
+)
 
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket
 # Takes the table out of the bucket (its open seats go to bots): no seek claims one after this,
@@ -389,24 +398,23 @@ return claimed
 # again, and its table back in its bucket, first in line (its seekers wait there), unless the
 # table was closed meanwhile. The claim is gone with it, so that a give-back sent again (a
 # connection broke after Redis ran it) lowers the count once. Returns 1 when given back.
-GIVE_BACK_SEAT = """
+GIVE_BACK_SEAT = (
+    _WITHOUT
+    + """
 local field = 'claim:' .. ARGV[1]
 local made = redis.call('HGET', KEYS[2], field)
 if not made then return 0 end
 local game = string.match(made, '^(%S+) ')
 redis.call('HDEL', KEYS[2], field)
-local claims = redis.call('HGET', KEYS[2], game .. '|c') or ' '
-local from, to = string.find(claims, ' ' .. ARGV[1] .. ' ', 1, true)
-if from then
-  local left = string.sub(claims, 1, from) .. string.sub(claims, to + 1)
-  redis.call('HSET', KEYS[2], game .. '|c', left)
-end
+local left = without(redis.call('HGET', KEYS[2], game .. '|c') or ' ', ARGV[1])
+if left then redis.call('HSET', KEYS[2], game .. '|c', left) end
 redis.call('HINCRBY', KEYS[2], game, -1)
 redis.call('ZADD', KEYS[1], 'NX', 0, game)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 return 1
 """
+)
 
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = its seats taken
 # ARGV[3] = the bucket's lifetime
@@ -434,15 +442,18 @@ return 1
 # KEYS[1], KEYS[2] = as above  ARGV[1] = a table of the bucket  ARGV[2] = a player id
 # Takes the player out of the table's seated players: its seek was given a seat there but did
 # not take it (the seat went to someone else, or the seek failed), so it may seek again.
-FORGET_SEEKER = """
+FORGET_SEEKER = (
+    _WITHOUT
+    + """
 local field = ARGV[1] .. '|p'
 local seated = redis.call('HGET', KEYS[2], field)
 if not seated then return 0 end
-local from, to = string.find(seated, ' ' .. ARGV[2] .. ' ', 1, true)
-if not from then return 0 end
-redis.call('HSET', KEYS[2], field, string.sub(seated, 1, from) .. string.sub(seated, to + 1))
+local left = without(seated, ARGV[2])
+if not left then return 0 end
+redis.call('HSET', KEYS[2], field, left)
 return 1
 """
+)
 
 # KEYS[1] = keys.LOBBY_UNSORTED  KEYS[2] = keys.LOBBY_KINDS  KEYS[3..] = every sorted set that
 # lists a table of one kind (keys.lobby_key, one per combination of filters: one slot)
