@@ -38,11 +38,10 @@ from service.seating import (
     Seat,
     SeatKind,
     Table,
-    bot_seat_name,
     open_seat_name,
     server_turns,
 )
-from service.seating.server_turns import FILL_BOT
+from service.seating.server_turns import give_to_fill_bot
 from service.store import (
     NO_TOKEN,
     Change,
@@ -633,12 +632,10 @@ def _vacate(g: Loaded, seat: int, name: str, now: int) -> Record:
     goes to the bot a seek table fills with, named as a fill's is. Either way the record
     carries the name, so the log's replay names the seat as the state does."""
     if g.table.listing.rated and g.state.status is not Status.WAITING_DEAL:
-        g.table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=g.table.bot_player(FILL_BOT))
-        name, level = bot_seat_name(FILL_BOT, seat), FILL_BOT
-    else:
-        g.table.seats[seat], level = Seat(SeatKind.OPEN), ""
+        return give_to_fill_bot(g.state, g.table, seat, now)
+    g.table.seats[seat] = Seat(SeatKind.OPEN)
     g.state.players[seat] = name
-    return Record(Kind.SEAT, By.AUTO, now, seat, text=level, name=name)
+    return Record(Kind.SEAT, By.AUTO, now, seat, name=name)
 
 
 def _relist(games: GameStore, game_id: str, state: rules.GameState, table: Table, now: int) -> None:

@@ -121,12 +121,18 @@ def _next(state: GameState, table: Table, now_ms: int, version: int) -> Applied 
 
 
 def _fill(state: GameState, table: Table, seat: int, now_ms: int) -> Applied:
-    """Hand an open seat of a seek table to :data:`FILL_BOT`, named as the bot's (its record
-    carries the name, so the log's replay names it so too); once none is left, the table
+    """Hand an open seat of a seek table to :data:`FILL_BOT`; once none is left, the table
     waits for nobody any more."""
-    table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=table.bot_player(FILL_BOT))
-    name = state.players[seat] = bot_seat_name(FILL_BOT, seat)
+    record = give_to_fill_bot(state, table, seat, now_ms)
     if table.full:
         table.listing = replace(table.listing, fill_at_ms=None)
-    record = Record(Kind.SEAT, By.AUTO, now_ms, seat, text=FILL_BOT, name=name)
     return Applied(record, seat_events(record))
+
+
+def give_to_fill_bot(state: GameState, table: Table, seat: int, now_ms: int) -> Record:
+    """The server's own handing of ``seat`` to :data:`FILL_BOT` (a seek table's fill, a rated
+    table's seat whose token nobody holds), named as the bot's: its record carries the name,
+    so the log's replay names the seat as the state does."""
+    table.seats[seat] = Seat(SeatKind.BOT, FILL_BOT, player=table.bot_player(FILL_BOT))
+    name = state.players[seat] = bot_seat_name(FILL_BOT, seat)
+    return Record(Kind.SEAT, By.AUTO, now_ms, seat, text=FILL_BOT, name=name)
