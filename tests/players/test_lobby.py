@@ -332,6 +332,21 @@ def test_a_hosts_seat_changes_name_seats_alike_in_the_view_and_the_replay(
     assert view_names(server, gid) == ["ann", "bo", "cy"]
 
 
+def test_an_open_seat_the_host_hands_to_a_bot_is_named_for_the_bot(
+    server: str, redis_server: RedisServer
+) -> None:
+    """A bot the host seats in a seat still named "open seat 3" is named as the server names
+    the bots it seats ("random 3"), since "open seat 3" would tell of nobody; a seat a person
+    named keeps that name under its bot. The replay names them as the view does."""
+    made = create(server, players=["ann", "bo", {"open": True}])
+    gid, host = made["game_id"], auth(made["host_token"])
+    game = f"{server}/api/v1/games/{gid}"
+    for seat in (1, 2):
+        assert send("PUT", f"{game}/seats/{seat}", json={"bot": "random"}, headers=host).ok
+    assert view_names(server, gid) == ["ann", "bo", "random 3"]
+    assert replayed_names(redis_server.url, gid) == ["ann", "bo", "random 3"]
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [

@@ -12,7 +12,7 @@ from flask.views import MethodView
 from service.bots.registry import LEVELS, MAX_SEATS, too_many
 from service.rules import RoleKind, Status
 from service.rules.log import By, Kind, Record, seat_events
-from service.seating import Applied, Seat, SeatKind
+from service.seating import Applied, Seat, SeatKind, bot_seat_name, open_seat_name
 from service.store.tokens import invite_digest, new_invite, new_token
 
 from ..caching import CachePolicy, cache_policy
@@ -150,12 +150,24 @@ def change_seat(g: Loaded, seat: int, level: str | None) -> Decision:
         check_one_seat_each(g.table)
     else:
         g.table.seats[seat] = Seat(SeatKind.OPEN, invite=invite_digest(invite or ""))
-    record = Record(Kind.SEAT, By.HOST, now_ms(), seat, text=level or "")
+    record = Record(
+        Kind.SEAT, By.HOST, now_ms(), seat, text=level or "", name=_renamed(g, seat, level)
+    )
     digests = with_seat_token(g, seat, None)
     url = None if invite is None else invite_url(g.record.game_id, invite)
     changed = {"seat": seat, "bot": level, "open": invite is not None, "invite": invite}
     extra = {"changed": {**changed, "invite_url": url}}
     return Decision(record, seat_events(record), digests, extra, secret=invite is not None)
+
+
+def _renamed(g: Loaded, seat: int, level: str | None) -> str | None:
+    """The seat's new name when a bot takes an open seat still named "open seat N" (a name that
+    would tell of nobody), as the server names the bots it seats; else None: a seat keeps the
+    name its person or its host gave it."""
+    if not level or g.state.players[seat] != open_seat_name(seat):
+        return None
+    name = g.state.players[seat] = bot_seat_name(level, seat)
+    return name
 
 
 def check_reopenable(g: Loaded) -> None:
