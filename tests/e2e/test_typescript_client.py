@@ -103,9 +103,9 @@ def test_the_callers_abort_stops_a_resent_request_and_its_body(built: Path) -> N
 
 def test_an_answer_whose_body_stalls_is_taken_as_unanswered_and_sent_again(built: Path) -> None:
     """An answer's headers come, then its JSON body stops (an instance that hung): the try
-    counts as unanswered within the client's 30 s and is sent again with its key. Left to
-    fetch, the call waited for the body until fetch's own 300 s ran out, and failed then in
-    openapi-fetch's parsing, past every retry."""
+    counts as unanswered within the client's 30 s and is sent again with its key, rather than
+    waiting for the body until fetch's own 300 s run out and failing in openapi-fetch's
+    parsing, past every retry."""
     found = node(built, "stalls.js", timeout=120)
     assert found == {"tries": 2, "keys": 1, "outcome": "answered", "game_id": "stalled0001"}
 

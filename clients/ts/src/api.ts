@@ -20,7 +20,8 @@ const ATTEMPTS = 5;
  * (a proxy may ask for hours) answers the refusal at once, since asking sooner than told would
  * only be refused again. */
 const MAX_WAIT_MS = 60_000;
-/** How long one attempt may wait for its answer's headers before it counts as unanswered. */
+/** How long one attempt may wait for its answer before it counts as unanswered: a stream's
+ * headers, any other answer whole (its body too). */
 const ANSWER_TIMEOUT_MS = 30_000;
 
 /** How many times a refusal was waited out, and a request whose answer never came was sent
@@ -260,7 +261,8 @@ export async function patientFetch(given: Request): Promise<Response> {
     const told = response.status === 429 || response.headers.has("Retry-After");
     const wait = told ? retryAfterMs(response) : backoffMs(tries);
     if (!refused || tries === ATTEMPTS || wait > MAX_WAIT_MS) return checked(response);
-    await response.body?.cancel(); // its connection goes back to the pool for the next try
+    // attempt() read any other answer whole: only a stream's refusal still holds its connection
+    await response.body?.cancel();
     waited.count += 1;
     await pause(wait, request.signal);
   }
