@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import orjson
@@ -362,3 +365,38 @@ def assert_replays(base: str, gid: str) -> int:
             assert got["totals"] == final["totals"]
             assert got["winners"] == final["winners"]
     return replayed
+
+
+@contextmanager
+def stand_in_streams(
+    answers: int, content_type: str, body: bytes
+) -> Iterator[tuple[str, list[int]]]:
+    """A server on loopback that answers ``answers`` GETs 200 with ``body`` as
+    ``content_type``, then hangs up on each without an answer (a real failure); its URL, and
+    how many GETs it was sent."""
+    served = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            served[0] += 1
+            if served[0] > answers:
+                self.close_connection = True
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", served
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,16 +7,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from mexican_train_client import Client, RetryPolicy, TransportError
+from mexican_train_client import Client, Media, RetryPolicy, TransportError
 
 from devstack.gunicorn import start_gunicorn
 from devstack.redis_server import RedisServer
 from tests.live.conftest import LIVE_ENV
+from tests.live.helpers import stand_in_streams
 
 #: Gives up on failing connections after 2 s: a quiet stretch three times as long, with streams
 #: of 1 s, must not count as failing.
@@ -60,45 +59,13 @@ def test_streams_ended_by_their_lifetime_are_opened_again_through_a_quiet_stretc
 QUICK_ENDS = 1100
 
 
-@contextmanager
-def ending_at_once(streams: int) -> Iterator[tuple[str, list[int]]]:
-    """A server that answers ``streams`` streams 200 with no entry and ends each at once (as a
-    service whose lifetime is shorter than a connection's set-up would), then hangs up on every
-    request without an answer: a real failure, which the reader gives up on."""
-    served = [0]
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            served[0] += 1
-            if served[0] > streams:
-                self.close_connection = True
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", served
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_long_run_of_streams_ended_at_once_ends_only_on_a_real_failure() -> None:
     """Every stream ended at once is opened again after a back-off, however many in a row;
     once the server stops answering, the reader gives up with TransportError (its policy's
     ``give_up_after``), not with an error of its own back-off."""
     quick = RetryPolicy(base=1e-6, cap=1e-5, give_up_after=1)
     with (
-        ending_at_once(QUICK_ENDS) as (url, served),
+        stand_in_streams(QUICK_ENDS, Media.SSE.value, b"") as (url, served),
         Client(url, retry=quick) as client,
         pytest.raises(TransportError),
     ):
