@@ -65,19 +65,13 @@ const UNAVAILABLE = [502, 503, 504];
 
 /** The 404 codes a removal's repeat meets when its first try removed the thing unheard (the
  * service keeps no answer of a removal): the removal is then done. */
-const GONE_CODES: ReadonlyArray<string> = ["webhook_not_found"];
+const GONE_CODES: ReadonlyArray<Problem["code"]> = ["webhook_not_found"];
 
 /** Whether `response` is the 404 of what `request`, a removal, removes. */
 async function isGone(request: Request, response: Response): Promise<boolean> {
   if (request.method !== "DELETE" || response.status !== 404) return false;
-  const problem = parsed(await response.clone().text());
-  return (
-    typeof problem === "object" &&
-    problem !== null &&
-    "code" in problem &&
-    typeof problem.code === "string" &&
-    GONE_CODES.includes(problem.code)
-  );
+  const code = problemCode(parsed(await response.clone().text()));
+  return GONE_CODES.some((gone) => gone === code);
 }
 
 /** Capped exponential back-off with full jitter, for an attempt that got no answer. */
@@ -156,15 +150,15 @@ const CODE_OF_STATUS: Partial<Record<number, Problem["code"]>> = {
   504: "unavailable",
 };
 
+/** The `code` of a problem body, or undefined when `value` has none. */
+function problemCode(value: unknown): string | undefined {
+  const coded = typeof value === "object" && value !== null && "code" in value;
+  return coded && typeof value.code === "string" ? value.code : undefined;
+}
+
 function isProblem(value: unknown): boolean {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    "code" in value &&
-    typeof value.code === "string" &&
-    "status" in value &&
-    typeof value.status === "number"
-  );
+  const status = typeof value === "object" && value !== null && "status" in value;
+  return problemCode(value) !== undefined && status && typeof value.status === "number";
 }
 
 function parsed(text: string): unknown {
