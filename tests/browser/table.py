@@ -104,8 +104,16 @@ def my_turn(page: Page) -> bool:
 
 def play_turn_by_clicking(page: Page) -> str:
     """One move as a person makes it: a playable tile then a highlighted train, else the one
-    enabled button (draw, pass or end turn). Returns what was done."""
+    enabled button (draw, pass or end turn), shown with what it led to. Returns what was done."""
     before = shown_version(page)
+    done = click_a_move(page)
+    wait_shown(page, before + 1)
+    return done
+
+
+def click_a_move(page: Page) -> str:
+    """The clicks of :func:`play_turn_by_clicking`, without waiting for the table to settle
+    after them (a test holding the page's clock steps it through the entries instead)."""
     tile = page.locator(".htile.playable").first
     if tile.count():
         name = tile.get_attribute("data-tile")
@@ -119,7 +127,6 @@ def play_turn_by_clicking(page: Page) -> str:
         button = page.locator("button.action:enabled").first
         done = button.get_attribute("id") or "action"
         button.click()
-    wait_shown(page, before + 1)
     return done
 
 
