@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -19,6 +20,8 @@ CATALOGUE = json.loads((TABLE_DIR / "strings.json").read_text())
 # Long enough for a bot reply shown one by one, 700 ms apart (three bots' opening chains and
 # draws make 40 entries and more), and a reconnect.
 CATCH_UP_MS = 60_000
+#: How far ahead of the page's time its clock is held (hold_clock): each margin in turn.
+HOLD_AHEAD_MS = (250, 1000, 5000)
 
 
 @dataclass
@@ -193,3 +196,36 @@ def double_six_rest(*placed: list[int]) -> list[list[int]]:
     """Every tile of the double-6 set but the engine 6-6 and those ``placed``: a boneyard."""
     taken = {tuple(sorted(tile)) for tile in placed} | {(6, 6)}
     return [[a, b] for a in range(7) for b in range(a, 7) if (a, b) not in taken]
+
+
+def wait_settled(page: Page, version: int) -> None:
+    """Wait until the table shows ``version`` or later, settled; polled on the test's own
+    timer, which the page's held clock does not stop."""
+    page.wait_for_function(
+        """v => { const app = document.getElementById('app');
+                  return Number(app.dataset.version) >= v && app.dataset.settled === 'true'; }""",
+        arg=version,
+        polling=50,
+    )
+
+
+def hold_clock(page: Page) -> None:
+    """Stop the page's clock: no timer of the page fires until the test steps it. At a moment
+    ahead of the page's time, which runs on while the test's call reaches the page and cannot
+    be set back: a busy machine may take longer than the first margin (held where the table
+    has nothing paced to show, a jump ahead changes nothing it shows)."""
+    for ahead_ms in HOLD_AHEAD_MS:
+        at_ms = page.evaluate("Date.now()") + ahead_ms
+        try:
+            page.clock.pause_at(datetime.fromtimestamp(at_ms / 1000, tz=UTC))
+            return
+        except PlaywrightError as error:
+            if "to the past" not in error.message:
+                raise
+    raise AssertionError(f"the page's clock ran past each of {HOLD_AHEAD_MS} ms ahead")
+
+
+def release_clock(page: Page) -> None:
+    """Let the page's clock run again, set to the real time (the server's clock deadlines are)."""
+    page.clock.set_system_time(datetime.now(UTC))
+    page.clock.resume()

@@ -5,8 +5,7 @@ human pace that never eats a clocked turn, and a clock bar that colours and beep
 
 from __future__ import annotations
 
-import itertools
-import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +16,15 @@ from playwright.sync_api import Page, expect
 from tests.browser.harness import Pages
 from tests.browser.table import (
     Game,
+    click_a_move,
     create_game,
+    hold_clock,
     hold_seat,
     my_turn,
     play_turn_by_clicking,
+    release_clock,
     shown_version,
+    wait_settled,
     wait_shown,
     words,
 )
@@ -122,55 +125,74 @@ def test_a_whole_game_with_automatic_deals_shows_every_rounds_summary(
     screenshot(page, "final", full_page=True)
 
 
-def record_version_times(page: Page) -> None:
-    page.evaluate(
-        """() => {
-          const app = document.getElementById('app');
-          window.versionTimes = [];
-          new MutationObserver(() => {
-            const v = Number(app.dataset.version), seen = window.versionTimes;
-            if (!seen.length || seen[seen.length - 1][0] !== v) seen.push([v, performance.now()]);
-          }).observe(app, {attributes: true, attributeFilter: ['data-version']});
-        }"""
-    )
+#: The page's pace (table.js): STEP_MS between two entries it shows, HURRY_MS between those
+#: that hand the person a turn while a clock runs.
+STEP_MS = 700
+HURRY_MS = 120
+#: The person's moves tried for a bots' reply of BOT_ENTRIES at least, with nothing in it (a
+#: deal, a round's end) that the page fetches rather than shows entry by entry. Her opening
+#: turn alone may be a dozen moves (a chain of tiles on her train).
+MOVES = 40
+BOT_ENTRIES = 3
+WORKER_POLLS = 300
+REPLAYED = {"play", "draw", "mark", "end_turn"}
+
+#: In the page, in order: each entry the stream brings (``arrived``, before the page sees it:
+#: every entry has its version as its message's ``id:`` line), each version the table shows
+#: (``shown``), and each time the person's turn becomes playable there (``playable``). The test
+#: adds a ``tick`` before each step of the page's clock.
+RECORD_TABLE_EVENTS = """(() => {
+  const log = window.tableEvents = [];
+  const decode = TextDecoder.prototype.decode;
+  TextDecoder.prototype.decode = function (...args) {
+    const text = decode.apply(this, args);
+    // A line may be cut between two pieces of the stream: the rest waits for the next.
+    const lines = ((this.rest || '') + text).split('\\n');
+    this.rest = lines.pop();
+    for (const line of lines) {
+      const id = /^id: (\\d+)\\r?$/.exec(line);
+      if (id) log.push(['arrived', Number(id[1])]);
+    }
+    return text;
+  };
+  let shown = null, playable = false;
+  document.addEventListener('DOMContentLoaded', () => {
+    const app = document.getElementById('app');
+    new MutationObserver(() => {
+      if (app.dataset.version === undefined) return;
+      const version = Number(app.dataset.version);
+      if (version !== shown) log.push(['shown', version]);
+      shown = version;
+      const mine = app.dataset.settled === 'true' && app.dataset.status === 'in_round'
+        && app.querySelector('.turn-banner.mine') !== null;
+      if (mine && !playable) log.push(['playable', version]);
+      playable = mine;
+    }).observe(app, {attributes: true, childList: true, subtree: true});
+  });
+})()"""
 
 
 def test_bot_moves_come_at_a_human_pace_but_never_eat_a_clocked_turn(
-    table_server: str, new_page: Pages
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:
+    """The test holds the page's clock while the bots reply, then steps it: what each step
+    shows is the same however busy the machine, where a window of real time is not."""
     page = new_page(viewport={"width": 1280, "height": 800})
+    page.clock.install()
+    page.add_init_script(RECORD_TABLE_EVENTS)
     bots = [{"name": f"cpu{i}", "bot": "greedy"} for i in range(3)]
-    # Without a clock: one entry after another, about STEP_MS apart. Two rounds, since a deal
-    # may end its first round before eight bot entries were shown one after another.
-    game = create_game(
+    # Without a clock: every step of STEP_MS shows one entry more, never two, none skipped.
+    calm = create_game(
         table_server, {"players": ["ann", *bots], "options": {"rounds": 2}, "auto_deal": True}
     )
-    hold_seat(page, game, 0)
-    record_version_times(page)
-    gaps: list[float] = []
-    for _ in range(40):
-        wait_shown(page, game.version())
-        status = game.api("GET")["status"]
-        if status == "game_over":
-            break
-        if status != "in_round":
-            continue
-        times = page.evaluate("window.versionTimes")
-        by = {e["version"]: e["by"] for e in game.api("GET", "/events?after=0")["entries"]}
-        # The gap before each bot entry shown: the pace of the replay, not of the person.
-        gaps = [
-            b[1] - a[1]
-            for a, b in itertools.pairwise(times)
-            if b[0] == a[0] + 1 and by.get(b[0]) == "bot"
-        ]
-        if len(gaps) >= 8:
-            break
-        play_turn_by_clicking(page)
-    assert len(gaps) >= 6 and statistics.median(gaps) >= 600, gaps
-    print(f"\nbot entries without a clock: median gap {statistics.median(gaps):.0f} ms")
-    # With a 30 s clock: the entries that hand the person the turn are shown quickly, so the
-    # page's replay never eats the clock. What the page controls is timed: from the moment the
-    # entry passing the turn reaches the page to the moment the turn is playable there.
+    hold_seat(page, calm, 0)
+    reply = bots_reply(page, calm)
+    steps = step_through(page, reply, STEP_MS)
+    assert steps == [[v] for v in reply.to_show], (reply, steps)
+    print(f"\ncalm reply shown one entry per {STEP_MS} ms step: {reply.to_show}")
+    release_clock(page)
+    # With a 30 s clock: the entries handing the person her turn come one per HURRY_MS, and the
+    # turn is playable once the last is shown, with no step of the page's clock left to wait.
     clocked = create_game(
         table_server,
         {
@@ -180,114 +202,91 @@ def test_bot_moves_come_at_a_human_pace_but_never_eat_a_clocked_turn(
             "turn_seconds": 30,
         },
     )
-    record_arrivals(page)
     hold_seat(page, clocked, 0)
-    record_settled_times(page)
-    record_version_times(page)
-    opened = shown_version(page)
-    left: dict[str, float] = {}
-    for _ in range(30):
-        wait_shown(page, clocked.version())
-        view = clocked.api("GET")
-        if view["status"] != "in_round" or len(left) >= 5:
-            break
-        if view["turn"] != 0:
-            continue
-        left.setdefault(view["clock"]["deadline"], seconds_left(page, view))
-        play_turn_by_clicking(page)
+    reply = bots_reply(page, clocked)
+    steps = step_through(page, reply, HURRY_MS)
+    assert steps == [[v] for v in reply.to_show], (reply, steps)
+    last = reply.to_show[-1]
+    wait_settled(page, last)
+    events = page.evaluate("window.tableEvents")
+    after_steps = events[len(events) - events[::-1].index(["tick"]) :]
+    assert after_steps == [["shown", last], ["playable", last]], events[-12:]
+    release_clock(page)
+    expect(page.locator(".clock-bar.mine")).to_be_visible()
+    screenshot(page, "clocked-turn")
     entries = clocked.api("GET", "/events?after=0")["entries"]
-    # Turns passed while the page was still opening are left out: the later ones find it open.
-    passed = [v for v in turns_passed_to(entries, 0) if v > opened]
-    waits = page_waits(page, passed)
-    assert len(waits) >= 2, (passed, waits, left)
-    for wait in waits:
-        assert wait.ms <= wait.shown * PER_ENTRY_MS + FETCH_MS, (wait, waits, left)
-    print(f"clocked turns: {', '.join(map(str, waits))}")
-    print(f"clocked turns: seconds left when playable {[round(x, 1) for x in left.values()]}")
-
-
-#: What the page may take for each entry it shows before a turn handed to the person, and for
-#: the view it fetches then: a page replaying those entries at STEP_MS (700 ms each; the
-#: person's move and three bots' come at once) would take longer.
-PER_ENTRY_MS = 300
-FETCH_MS = 1000
+    assert [e["version"] for e in entries if e["by"] == "clock"] == [], entries
+    print(f"clocked reply shown one entry per {HURRY_MS} ms step: {reply.to_show}")
 
 
 @dataclass(frozen=True)
-class PageWait:
-    """From the moment the entry handing the person a turn reached the page to the turn playable
-    there, and how many entries the page showed in between."""
+class Reply:
+    """The bots' answer to a move of the person's, as the page received it with its clock
+    held: the versions it had still to show, the last one handing her the turn (her own move
+    among them if it came within a step of the entry shown before it)."""
 
-    version: int
-    ms: float
-    shown: int
-
-    def __str__(self) -> str:
-        return f"v{self.version} playable {self.ms:.0f} ms after it came ({self.shown} entries)"
+    to_show: list[int]
 
 
-def record_arrivals(page: Page) -> None:
-    """Note when each entry of the events stream reaches the page (before the page sees it):
-    the page decodes each piece of the stream as it comes, and every entry has its version as
-    the message's ``id:`` line."""
-    page.add_init_script(
-        """(() => {
-          window.arrived = {};
-          const decode = TextDecoder.prototype.decode;
-          TextDecoder.prototype.decode = function (...args) {
-            const text = decode.apply(this, args);
-            const now = performance.now();
-            for (const [, version] of text.matchAll(/^id: (\\d+)$/gm))
-              if (!(version in window.arrived)) window.arrived[version] = now;
-            return text;
-          };
-        })()"""
-    )
+def bots_reply(page: Page, game: Game) -> Reply:
+    """Play the person's turns, the page's clock running, until a move of hers hands the turn
+    to the bots; hold the page's clock then, and wait until the stream has brought the page
+    every entry up to her next turn. A reply with too few bot entries, or with one the page
+    fetches rather than shows (a deal, a round's end), is let run and the next one tried."""
+    for _ in range(MOVES):
+        await_my_turn(page, game)
+        hold_clock(page)
+        click_a_move(page)
+        view = game.api("GET")
+        for _ in range(WORKER_POLLS):
+            if view["status"] != "in_round" or view["turn"] == 0:
+                break
+            time.sleep(0.1)  # the worker may still be playing the bots' moves
+            view = game.api("GET")
+        page.wait_for_function(
+            "v => window.tableEvents.some(([kind, seen]) => kind === 'arrived' && seen >= v)",
+            arg=view["version"],
+            polling=50,
+        )
+        entries = game.api("GET", f"/events?after={shown_version(page)}")["entries"]
+        if (
+            view["status"] == "in_round"
+            and view["turn"] == 0
+            and len([e for e in entries if e["by"] == "bot"]) >= BOT_ENTRIES
+            and all(e["action"]["action"] in REPLAYED for e in entries)
+            and entries[-1]["version"] == view["version"]
+        ):
+            return Reply([e["version"] for e in entries])
+        release_clock(page)
+    raise AssertionError(f"no bots' reply of {BOT_ENTRIES} entries in {MOVES} moves")
 
 
-def record_settled_times(page: Page) -> None:
-    page.evaluate(
-        """() => {
-          const app = document.getElementById('app');
-          window.settledTimes = [];
-          new MutationObserver(() => {
-            if (app.dataset.settled === 'true')
-              window.settledTimes.push([Number(app.dataset.version), performance.now()]);
-          }).observe(app, {attributes: true, attributeFilter: ['data-version', 'data-settled']});
-        }"""
-    )
+def await_my_turn(page: Page, game: Game) -> None:
+    """Wait until the page shows the person's turn, playable (the worker may be playing bots)."""
+    for _ in range(WORKER_POLLS):
+        view = game.api("GET")
+        if view["status"] == "in_round" and view["turn"] == 0:
+            wait_settled(page, view["version"])
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the person's turn never came: {view}")
 
 
-def turns_passed_to(entries: list[dict[str, Any]], seat: int) -> list[int]:
-    """The versions of the entries that pass the turn to ``seat``."""
-    return [
-        e["version"]
-        for e in entries
-        if any(ev["type"] == "turn_passed" and ev.get("seat") == seat for ev in e["events"])
-    ]
-
-
-def page_waits(page: Page, versions: list[int]) -> list[PageWait]:
-    """How long the page took over each of ``versions`` the stream brought."""
-    arrived = {int(v): t for v, t in page.evaluate("window.arrived").items()}
-    settled = page.evaluate("window.settledTimes")
-    shown_at = page.evaluate("window.versionTimes")
-    waits = []
-    for version in versions:
-        came = arrived.get(version)
-        if came is None:
-            continue  # fetched with a view, not brought by the stream
-        ready = [t for v, t in settled if v >= version and t >= came]
-        before = [v for v, t in shown_at if t <= came]
-        if ready and before:
-            waits.append(PageWait(version, ready[0] - came, version - before[-1]))
-    return waits
-
-
-def seconds_left(page: Page, view: dict[str, Any]) -> float:
-    return float(
-        page.evaluate("d => (Date.parse(d) - Date.now()) / 1000", view["clock"]["deadline"])
-    )
+def step_through(page: Page, reply: Reply, step_ms: int) -> list[list[int]]:
+    """Step the held page clock ``step_ms`` at a time until the reply is shown: the versions
+    each step showed, in order."""
+    first = len(page.evaluate("window.tableEvents"))
+    for _ in reply.to_show:
+        page.evaluate("window.tableEvents.push(['tick'])")
+        page.clock.run_for(step_ms)
+    events = page.evaluate("window.tableEvents")[first:]
+    steps: list[list[int]] = []
+    for event in events:
+        if event[0] == "tick":
+            steps.append([])
+        elif event[0] == "shown" and steps:
+            steps[-1].append(event[1])
+    return steps
 
 
 def test_the_clock_bar_hurries_and_beeps_unless_sound_is_off(
