@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 import requests
-from playwright.sync_api import Page, Request, Route, expect
+from playwright.sync_api import APIResponse, Page, Request, Route, expect
 
 from devstack.redis_server import RedisServer
 from service.store import keys as store_keys
@@ -28,12 +28,15 @@ from tests.browser.table import (
     Game,
     create_game,
     create_in_page,
+    hold_clock,
     hold_seat,
     my_turn,
     play_turn_by_clicking,
     record_shown_versions,
+    release_clock,
     shown_version,
     shown_versions,
+    wait_settled,
     wait_shown,
     words,
 )
@@ -1084,6 +1087,57 @@ def test_the_view_asked_for_by_two_paths_at_once_is_one_request(
     for route in held:
         route.fallback()
     wait_shown(page, game.version())
+
+
+def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
+    table_server: str, new_page: Pages
+) -> None:
+    """The stream comes back, and its view request is on its way when the next entry is shown:
+    the view asked for after that entry is not that request's answer, older than the table,
+    but a request of its own sent once that one is answered; the table then settles on the
+    entry with no timer of the page left to fire (its clock held by the test), where it would
+    wait CATCH_UP_MS without its legal moves."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"net::ERR_INTERNET_DISCONNECTED")  # the stream cut below
+    page.clock.install()
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    hold_seat(page, game, 0)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    wait_shown(page, game.version())
+    hold_clock(page)
+    view_url = f"{table_server}/api/v1/games/{game.game_id}"
+    held: list[tuple[Route, APIResponse]] = []
+    sent: list[str] = []
+
+    def hold_first(route: Route) -> None:
+        sent.append(route.request.url)
+        if held:
+            route.fallback()
+        else:
+            held.append((route, route.fetch()))  # answered now, handed to the page later
+
+    page.route(view_url, hold_first)
+    page.context.set_offline(True)
+    expect(notice).to_have_text(words("connection.down"))
+    page.context.set_offline(False)
+    expect(notice).to_have_text(words("connection.live"))
+    wait_until(page, lambda: len(held) == 1, 10_000)
+    before = game.version()
+    move_for_whoever_plays(game)
+    wait_until(page, lambda: shown_version(page) == before + 1, 10_000)
+    route, answer = held[0]
+    route.fulfill(response=answer)
+    wait_settled(page, before + 1)
+    assert len(sent) == 2, sent
+    release_clock(page)
+
+
+def move_for_whoever_plays(game: Game) -> None:
+    turn = game.api("GET")["turn"]
+    move = game.api("GET", "/legal-moves", game.tokens[turn])["moves"][0]
+    game.api("POST", "/moves", game.tokens[turn], json=move)
 
 
 def test_a_429_holds_back_the_view_the_streams_entries_ask_for(

@@ -119,7 +119,7 @@ class Table {
     this.quietUntil = 0; // no view is fetched on a timer before this (a refusal's Retry-After)
     this.polling = false; // the stream is down: the view is fetched instead (pollLater)
     this.fetching = new Map(); // the view fetches on their way, by kind (refresh)
-    this.viewing = null; // the one request for the view on its way: {token, request} (viewRequest)
+    this.viewing = null; // the one request for the view on its way: {token, request, shown} (viewRequest)
   }
 
   async start() {
@@ -198,9 +198,10 @@ class Table {
   // `ahead: false` keeps the table where the stream has brought it when the server is already
   // further: those entries are on their way (or queued) and are shown one by one.
   // Fetches of one kind already on their way are shared, not done again; the request itself is
-  // shared by every kind (viewRequest).
+  // shared by every kind (viewRequest). A fetch begun before the table showed the version it
+  // shows now is not of the same kind: its answer may be older than the table.
   refresh({ ahead = true } = {}) {
-    const kind = `${ahead} ${this.token}`;
+    const kind = `${ahead} ${this.token} ${this.view ? this.view.version : 0}`;
     if (!this.fetching.has(kind)) {
       this.fetching.set(kind, this.fetchView(ahead).finally(() => this.fetching.delete(kind)));
     }
@@ -253,14 +254,21 @@ class Table {
   // One request for the view at a time, whichever path asks (a poll, the stream's return, the
   // entries shown, a move's answer): a second caller joins the one on its way. Two sent
   // together both count against the seat's limit, the second before the first's 429 could
-  // hold it back. One made with another token (the seat was just lost) is not joined.
+  // hold it back. One made with another token (the seat was just lost) is not joined. Nor is
+  // one sent before the table showed the version it shows now: its answer may be older than
+  // the table, which would wait CATCH_UP_MS to ask again, showing the turn without its moves
+  // meanwhile (on a clock, time taken from the player). A new request is sent once that one
+  // is answered (one at a time still); if that one fails, so does this, without a request.
   viewRequest() {
     const token = this.token;
-    if (!this.viewing || this.viewing.token !== token) {
-      const request = game.view(this.gameId, token).finally(() => {
+    const shown = this.view ? this.view.version : 0;
+    const mine = this.viewing && this.viewing.token === token;
+    if (!mine || this.viewing.shown < shown) {
+      const ask = () => game.view(this.gameId, token);
+      const request = (mine ? this.viewing.request.then(ask) : ask()).finally(() => {
         if (this.viewing && this.viewing.request === request) this.viewing = null;
       });
-      this.viewing = { token, request };
+      this.viewing = { token, request, shown };
     }
     return this.viewing.request;
   }
