@@ -5,7 +5,9 @@ proxy line) never reaches the app: gunicorn answers it itself with an HTML page,
 ``gunicorn.util.write_error``, which its workers call by that name. :func:`install` replaces
 that one function with :func:`write_problem`, which writes the same status line and
 ``Connection: close`` with a problem body whose ``code`` a client can branch on (and
-``nosniff``, as every answer of the service).
+``nosniff``, as every answer of the service). One status is not gunicorn's: its 501 for a
+transfer coding it does not know is a 400 ``malformed_request``, as the nginx of ``deploy/``
+answers every transfer coding other than chunked (the vocabulary has no 501 code).
 ``tests/frameworks/test_gunicorn_errors.py`` holds the answer to gunicorn's own but for the
 body, and a real gunicorn to it.
 """
@@ -28,6 +30,9 @@ CODES = {
 }
 #: The code of a status not listed: a request gunicorn could not take, or its own failure.
 FALLBACK_CODES = ("malformed_request", "internal_error")
+#: gunicorn's statuses answered as another: its 501 (``Unsupported transfer coding``, the
+#: reason it gives "Bad Request") is the client's unreadable request, 400 as through nginx.
+RESTATED = {501: (400, "Bad Request")}
 TYPE_BASE = "urn:mexican-train:problem:"
 
 
@@ -41,6 +46,7 @@ def problem_body(status: int, reason: str) -> bytes:
 
 def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """``gunicorn.util.write_error``'s answer with a problem body."""
+    status_int, reason = RESTATED.get(status_int, (status_int, reason))
     body = problem_body(status_int, reason)
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
