@@ -50,12 +50,17 @@ class Table:
         return version, page["entries"], hooks
 
 
-@pytest.fixture(scope="module")
-def player(live_server: str) -> dict[str, str]:
-    created = requests.post(live_server + "/api/v1/players", json={"name": "fuzz"}, timeout=10)
+def new_player(url: str) -> dict[str, str]:
+    """A durable player, whose webhooks the fuzz's writes under /players aim at."""
+    created = requests.post(url + "/api/v1/players", json={"name": "fuzz"}, timeout=10)
     assert created.status_code == 201
     body: dict[str, str] = created.json()
     return body
+
+
+@pytest.fixture(scope="module")
+def player(live_server: str) -> dict[str, str]:
+    return new_player(live_server)
 
 
 def new_table(session: requests.Session, url: str, player: dict[str, str]) -> Table:
@@ -106,6 +111,32 @@ def bounded(request: Request) -> None:
         request.query = [(name, value) for name, value in request.query if name != "wait"]
 
 
+def send(
+    session: requests.Session, request: Request, table: Table, player: dict[str, str]
+) -> requests.Response:
+    bounded(request)
+    return session.request(
+        request.method,
+        target(request, table, player),
+        params=request.query,
+        headers=headers_of(request, table),
+        data=request.data,
+        timeout=30,
+    )
+
+
+def fuzz_settings(examples: int) -> settings:
+    """Hypothesis' settings for a fuzz of ``examples`` drawn requests an operation: the same
+    examples every run, no example database, slow servers allowed."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
 def check_answer(op: Operation, request: Request, answer: requests.Response) -> None:
     status = answer.status_code
     where = f"{request!r} -> {status}: {answer.text[:300]}"
@@ -125,27 +156,13 @@ def test_bad_input_is_a_problem_and_changes_nothing(
     session = requests.Session()
     shared = new_table(session, live_server, player)
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
+    @fuzz_settings(EXAMPLES)
     @given(request=requests_for(op))
     def fuzz(request: Request) -> None:
         # A write accepted may seat a bot that plays on: each write gets a game of its own.
         table = new_table(session, live_server, player) if op.writes else shared
         before = table.snapshot(session, player)
-        bounded(request)
-        answer = session.request(
-            request.method,
-            target(request, table, player),
-            params=request.query,
-            headers=headers_of(request, table),
-            data=request.data,
-            timeout=30,
-        )
+        answer = send(session, request, table, player)
         check_answer(op, request, answer)
         if op.writes and answer.status_code >= 400:
             after = table.snapshot(session, player)

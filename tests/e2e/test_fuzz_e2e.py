@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import pytest
 import requests
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from devstack.stack import Stack
 from tests.api.fuzz_inputs import OPTIONAL_HEADERS, Operation, Request, operations, requests_for
-from tests.api.test_fuzz import Table, bounded, check_answer, headers_of, new_table, target
+from tests.api.test_fuzz import (
+    Table,
+    check_answer,
+    fuzz_settings,
+    new_player,
+    new_table,
+    send,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -30,29 +37,12 @@ LARGE_BODY = b'{"action": "draw", "pad": "' + b"x" * 300_000 + b'"}'
 
 @pytest.fixture(scope="module")
 def player(stack: Stack) -> dict[str, str]:
-    created = requests.post(stack.url + "/api/v1/players", json={"name": "fuzz"}, timeout=10)
-    assert created.status_code == 201
-    body: dict[str, str] = created.json()
-    return body
+    return new_player(stack.url)
 
 
 @pytest.fixture(scope="module")
 def table(stack: Stack, player: dict[str, str]) -> Table:
     return new_table(requests.Session(), stack.url, player)
-
-
-def send(
-    session: requests.Session, request: Request, table: Table, player: dict[str, str]
-) -> requests.Response:
-    bounded(request)
-    return session.request(
-        request.method,
-        target(request, table, player),
-        params=request.query,
-        headers=headers_of(request, table),
-        data=request.data,
-        timeout=30,
-    )
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=[op.name for op in OPERATIONS])
@@ -61,13 +51,7 @@ def test_bad_input_through_nginx_is_a_problem(
 ) -> None:
     session = requests.Session()
 
-    @settings(
-        max_examples=10,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
+    @fuzz_settings(10)
     @given(request=requests_for(op))
     def fuzz(request: Request) -> None:
         check_answer(op, request, send(session, request, table, player))
