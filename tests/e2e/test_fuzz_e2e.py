@@ -1,7 +1,8 @@
 """The fuzz of tests/api/test_fuzz.py through the nginx of deploy/ in front of the instances:
 for a handful of operations nginx may answer on its own (oversized headers and bodies, ids it
-will not pass on, more requests than its limits allow), and each of those answers must be a
-problem body of the service's vocabulary too."""
+will not pass on), and each of those answers must be a problem body of the service's vocabulary
+too. Its rate limits are not reached: the tests come from loopback, which nginx exempts
+(tests/e2e/test_limits.py meets them from another address)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ NAMES = {
     "POST /api/v1/players/{player_id}/webhooks",
 }
 OPERATIONS = [op for op in operations() if op.name in NAMES]
-# Above nginx's 4 KiB header line and its 256 KiB body (deploy/nginx.conf); below gunicorn's.
+# Above nginx's 4 KiB header line (deploy/nginx.conf), below gunicorn's 8190 bytes.
 LONG_HEADER = "x" * 5000
+# Above nginx's 256 KiB body; above the app's MAX_BODY_BYTES (64 KiB) too, whose 413 is a
+# body_too_large problem as well: nginx's is told from it by its detail.
 LARGE_BODY = b'{"action": "draw", "pad": "' + b"x" * 300_000 + b'"}'
+NGINX_413_DETAIL = "The request body is too large."
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +90,4 @@ def test_a_body_over_nginx_limit_is_a_problem(table: Table, player: dict[str, st
     assert answer.status_code == 413, answer.text[:200]
     assert answer.headers["Content-Type"] == "application/problem+json"
     assert answer.json()["code"] == "body_too_large"
+    assert answer.json()["detail"] == NGINX_413_DETAIL  # nginx's answer, not the app's
