@@ -64,12 +64,15 @@ def player(live_server: str) -> dict[str, str]:
 
 
 def new_table(session: requests.Session, url: str, player: dict[str, str]) -> Table:
-    created = session.post(
+    made = session.post(
         url + "/api/v1/games", json={"players": ["ann", "bo", "cy"], "seed": 7}, timeout=10
-    ).json()
+    )
+    assert made.status_code == 201, made.text  # set-up, not the fuzz: say what refused it
+    created = made.json()
     host, seats = created["host_token"], [s["token"] for s in created["seats"]]
     game = f"{url}/api/v1/games/{created['game_id']}"
     dealt = session.post(game + "/deal", headers={"Authorization": f"Bearer {host}"}, timeout=10)
+    assert dealt.status_code == 200, dealt.text
     turn = dealt.json()["turn"]
     roles = {
         "turn": seats[turn],
