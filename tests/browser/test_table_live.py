@@ -350,6 +350,39 @@ def test_the_top_bar_says_the_connection_is_lost_while_a_move_gets_no_answer(
     screenshot(page, "answered")
 
 
+def test_a_table_left_while_its_move_gets_no_answer_leaves_the_top_bar_alone(
+    table_server: str, new_page: Pages, screenshot: Callable[..., Path]
+) -> None:
+    """The top bar is the page's, not the table's: a table left (for the leaderboard, here)
+    while its move is on its way says nothing there when that move's 503 comes, or the next
+    page would read "Connection lost" with no connection of its own."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 503")
+    game = create_game(table_server, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    wait_shown(page, game.version())
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    held: list[Route] = []
+    page.route("**/moves", lambda route: held.append(route))
+    page.locator(".htile.playable").first.click()
+    with page.expect_request("**/moves"):
+        page.locator(".train-target.legal").first.click()
+    page.locator("#to-leaderboard").click()
+    expect(page.locator(".players")).to_have_count(0)
+    expect(notice).to_have_text("")
+    unavailable = {"title": "Service Unavailable", "status": 503, "code": "unavailable"}
+    with page.expect_event("requestfinished"):
+        held[0].fulfill(
+            status=503, content_type="application/problem+json", body=json.dumps(unavailable)
+        )
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")  # the answer's handling
+    screenshot(page, "left")
+    assert notice.inner_text() == ""
+
+
 def test_the_turn_clock_counts_down_and_the_server_plays_an_overdue_turn(
     table_server: str, new_page: Pages
 ) -> None:

@@ -443,8 +443,10 @@ class Table {
 
   // The top bar: the stream's state, but "down" while the move in flight gets no answer. The
   // streams pool may be up while the API pool is not, and "Live" would contradict the hint
-  // under the hand that the move has not reached the server.
+  // under the hand that the move has not reached the server. A stopped table's move may still
+  // be answered: the bar is the page's, and whatever page followed says its own state there.
   showConnection() {
+    if (this.stopped) return;
     connection(this.unanswered && this.streamState ? "down" : this.streamState);
   }
 
