@@ -253,6 +253,11 @@ def test_request_ids_forwarded_headers_and_body_limits(stack: Stack) -> None:
     hidden = requests.get(stack.url + "/metrics", timeout=10)
     assert hidden.status_code == 404
     assert hidden.json()["code"] == "not_found"
+    # nginx's own script for its page of words (served whether or not an instance answers)
+    # carries the caller's id like every other answer.
+    script = requests.get(stack.url + "/_page/reload.js", headers={"X-Request-ID": rid}, timeout=10)
+    assert script.status_code == 200
+    assert script.headers["X-Request-ID"] == rid
 
 
 def test_bot_games_through_nginx_on_two_instances(stack: Stack) -> None:
