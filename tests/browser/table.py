@@ -209,6 +209,18 @@ def wait_settled(page: Page, version: int) -> None:
     )
 
 
+def seated_at_my_turn(page: Page, base: str) -> tuple[Game, int, int]:
+    """A dealt game of ann and bo (seed 1) with ``page`` holding the seat whose turn it is,
+    the table showing the game's version: that game, seat and version."""
+    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
+    game.api("POST", "/deal", game.host_token)
+    me = game.api("GET")["turn"]
+    hold_seat(page, game, me)
+    version = game.version()
+    wait_shown(page, version)
+    return game, me, version
+
+
 def hold_clock(page: Page) -> None:
     """Stop the page's clock: no timer of the page fires until the test steps it. At a moment
     ahead of the page's time, which runs on while the test's call reaches the page and cannot

@@ -34,6 +34,7 @@ from tests.browser.table import (
     play_turn_by_clicking,
     record_shown_versions,
     release_clock,
+    seated_at_my_turn,
     shown_version,
     shown_versions,
     wait_settled,
@@ -264,12 +265,7 @@ def test_a_move_made_while_the_server_is_away_is_sent_again_or_said_not_played(
             else None
         ),
     )
-    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
-    game.api("POST", "/deal", game.host_token)
-    me = game.api("GET")["turn"]
-    hold_seat(page, game, me)
-    version = game.version()
-    wait_shown(page, version)
+    game, me, version = seated_at_my_turn(page, base)
     problem = page.locator("#problem")
 
     own_table_server.stop_api()
@@ -329,12 +325,7 @@ def test_the_top_bar_says_the_connection_is_lost_while_a_move_gets_no_answer(
     base = own_table_server.url
     page = new_page(viewport={"width": 1280, "height": 800})
     new_page.log(page).allow(r"status of 50[234]")
-    game = create_game(base, {"players": ["ann", "bo"], "seed": 1})
-    game.api("POST", "/deal", game.host_token)
-    me = game.api("GET")["turn"]
-    hold_seat(page, game, me)
-    version = game.version()
-    wait_shown(page, version)
+    _, _, version = seated_at_my_turn(page, base)
     notice = page.locator("#connection")
     expect(notice).to_have_text(words("connection.live"))
 
