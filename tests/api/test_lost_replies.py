@@ -157,6 +157,31 @@ def test_a_seat_given_back_whose_reply_was_lost_is_given_back_once(
     assert claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 1
 
 
+def retry_gets_the_late_claims_seat(
+    client: FlaskClient,
+    link: LateLink,
+    redis_client: redis.Redis,
+    refused: Any,
+    first: dict[str, Any],
+    keyed: dict[str, str],
+) -> None:
+    """bo's seek was answered 503 while its claim ran late (seat 1 of ``first``'s 3-seat
+    table): once that claim ran, bo's retry with the same key must get seat 1, and the third
+    seeker seat 2, not a new table."""
+    seek = {"name": "bo", "players": 3}
+    assert (refused.status_code, refused.json["code"]) == (503, "storage_unavailable"), refused.json
+    assert link.delivered.wait(10)
+    eventually(
+        lambda: claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2,
+        10,
+        "the late claim never ran",
+    )
+    again: Any = client.post("/api/v1/lobby/seek", json=seek, headers=keyed).json
+    assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
+    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
+    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third
+
+
 def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_holds(
     linked_client: FlaskClient, link: LateLink, redis_client: redis.Redis
 ) -> None:
@@ -169,17 +194,7 @@ def test_a_seek_retried_after_its_claim_ran_late_is_given_the_seat_that_claim_ho
     link.hold_next(str(redis_client.script_load(scripts.CLAIM_SEEK_SEAT)).encode())
     keyed = {"Idempotency-Key": "seek-retried-after-a-late-claim-0001"}
     r = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed)
-    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
-    assert link.delivered.wait(10)
-    eventually(
-        lambda: claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2,
-        10,
-        "the late claim never ran",
-    )
-    again: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed).json
-    assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
-    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
-    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third
+    retry_gets_the_late_claims_seat(client, link, redis_client, r, first, keyed)
 
 
 def test_a_seek_retried_after_its_new_table_was_made_unanswered_sits_at_that_table(
@@ -235,14 +250,4 @@ def test_a_seek_retried_after_a_late_claim_of_a_later_attempt_is_given_that_seat
     keyed = {"Idempotency-Key": "seek-retried-after-a-later-late-claim-01"}
     r = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed)
     holder.join()
-    assert (r.status_code, r.json["code"]) == (503, "storage_unavailable"), r.json  # type: ignore[index]
-    assert link.delivered.wait(10)
-    eventually(
-        lambda: claims_of(redis_client, "standard|3|0|0", first["game_id"]) == 2,
-        10,
-        "the late claim never ran",
-    )
-    again: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "bo"}, headers=keyed).json
-    assert (again["game_id"], again["seat"]) == (first["game_id"], 1), again
-    third: Any = client.post("/api/v1/lobby/seek", json={**seek, "name": "cy"}).json
-    assert (third["game_id"], third["seat"]) == (first["game_id"], 2), third
+    retry_gets_the_late_claims_seat(client, link, redis_client, r, first, keyed)
