@@ -26,9 +26,9 @@ GRACEFUL_TIMEOUT = 30
 STOPPED_WITHIN = 8.0
 
 
-def test_sigterm_ends_open_streams_cleanly_and_the_pool_exits(
-    redis_server: RedisServer, tmp_path: Any
-) -> None:
+def one_streams_worker(redis_server: RedisServer, tmp_path: Any) -> Gunicorn:
+    """A started streams pool of one worker whose graceful timeout is GRACEFUL_TIMEOUT, logging
+    to ``streams.log`` in ``tmp_path``; the caller stops it."""
     server = Gunicorn(
         redis_server.url,
         workers=1,
@@ -37,6 +37,13 @@ def test_sigterm_ends_open_streams_cleanly_and_the_pool_exits(
         log_path=tmp_path / "streams.log",
     )
     server.start()
+    return server
+
+
+def test_sigterm_ends_open_streams_cleanly_and_the_pool_exits(
+    redis_server: RedisServer, tmp_path: Any
+) -> None:
+    server = one_streams_worker(redis_server, tmp_path)
     try:
         created = requests.post(
             server.url + "/api/v1/games", json={"players": ["ann", "bo"]}, timeout=10
@@ -144,14 +151,7 @@ def test_a_stream_asked_for_after_sigterm_in_a_worker_that_never_streamed_ends_c
     worker whose hub did not exist when the stop drained the hubs: it must end at once, cleanly,
     as the streams open at the stop do, and its reader resume elsewhere from its last entry. Not
     ended, it is held until the graceful timeout and then cut."""
-    server = Gunicorn(
-        redis_server.url,
-        workers=1,
-        pool="streams",
-        env={"GRACEFUL_TIMEOUT": str(GRACEFUL_TIMEOUT), "STREAM_WORKERS": "1"},
-        log_path=tmp_path / "streams.log",
-    )
-    server.start()
+    server = one_streams_worker(redis_server, tmp_path)
     try:
         created = requests.post(
             live_server + "/api/v1/games", json={"players": ["ann", "bo"]}, timeout=10
