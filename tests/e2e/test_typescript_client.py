@@ -145,7 +145,9 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def test_the_typescript_client_waits_out_a_rate_limit(limited: Stack, built: Path) -> None:
     played = node(built, "play.js", limited.url, str(SPEC))
-    assert played["waited"] > 0 and played["moves"] > TOKEN_LIMIT
+    # A 429 was met and waited out (waited), and the game went on to its end after it: how
+    # many moves that took depends on the unseeded deal, and reads count against the limit too.
+    assert played["waited"] > 0
     score = requests.get(f"{limited.url}/api/v1/games/{played['game_id']}/score", timeout=10)
     assert score.json()["status"] == "game_over"
     assert score.json()["version"] == played["version"]
