@@ -1122,7 +1122,8 @@ def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
     the view asked for after that entry is not that request's answer, older than the table,
     but a request of its own sent once that one is answered; the table then settles on the
     entry with no timer of the page left to fire (its clock held by the test), where it would
-    wait CATCH_UP_MS without its legal moves."""
+    wait CATCH_UP_MS without its legal moves. The older answer, with that request behind it,
+    asks nothing of its own: no look at the log for a rewind, no view again CATCH_UP_MS later."""
     page = new_page(viewport={"width": 1280, "height": 800})
     new_page.log(page).allow(r"net::ERR_INTERNET_DISCONNECTED")  # the stream cut below
     page.clock.install()
@@ -1136,6 +1137,7 @@ def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
     view_url = f"{table_server}/api/v1/games/{game.game_id}"
     held: list[tuple[Route, APIResponse]] = []
     sent: list[str] = []
+    looked: list[str] = []
 
     def hold_first(route: Route) -> None:
         sent.append(route.request.url)
@@ -1144,12 +1146,17 @@ def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
         else:
             held.append((route, route.fetch()))  # answered now, handed to the page later
 
+    def count_look(route: Route) -> None:
+        looked.append(route.request.url)
+        route.fallback()
+
     page.route(view_url, hold_first)
     page.context.set_offline(True)
     expect(notice).to_have_text(words("connection.down"))
     page.context.set_offline(False)
     expect(notice).to_have_text(words("connection.live"))
     wait_until(page, lambda: len(held) == 1, 10_000)
+    page.route(re.compile(r"/events\?(?!.*access_token=)"), count_look)  # not the stream
     before = game.version()
     move_for_whoever_plays(game)
     wait_until(page, lambda: shown_version(page) == before + 1, 10_000)
@@ -1157,6 +1164,10 @@ def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
     route.fulfill(response=answer)
     wait_settled(page, before + 1)
     assert len(sent) == 2, sent
+    page.wait_for_timeout(300)  # on the test's own timer: whatever the older answer asks is sent
+    page.clock.run_for(2_500)  # past CATCH_UP_MS
+    page.wait_for_timeout(300)
+    assert (len(sent), looked) == (2, []), (sent, looked)
     release_clock(page)
 
 
