@@ -1,8 +1,9 @@
 """How the table looks and reads: every screen at two sizes in English and Swahili (the browser's
 language) checked by axe-core and photographed, the table in each of the six languages, the
 picker, pip colours told apart under colour-vision deficiencies, tiles that scale and show
-numbers, moves and "your turn" announced, a focus ring unlike the playable mark, and the hand
-and its buttons in view without scrolling on a desktop's turn."""
+numbers, moves and "your turn" announced, a focus ring unlike the playable mark, the hand
+and its buttons in view without scrolling on a desktop's turn, and a cue naming the trains
+scrolled out of the table's view."""
 
 from __future__ import annotations
 
@@ -833,3 +834,115 @@ def test_on_a_touch_screen_a_full_hand_wraps_in_tiles_a_finger_wide(
         # In the page at once, as above: a locator resolved before a render finds it detached.
         page.evaluate("document.querySelector('.rack').scrollIntoView({block: 'nearest'})")
         screenshot(page, f"full-hand-touch-390-zoom-{label}")
+
+
+def four_trains() -> dict[str, Any]:
+    """A double-6 round of four, ann to play with a hand of 11, each train begun and all but
+    the Mexican through a double (a tall row): ann's 1-5 goes on her own train (the first row)
+    and on the Mexican train (the last)."""
+    trains = {
+        "0": [[6, 0], [0, 0], [0, 1]],
+        "1": [[6, 2], [2, 2], [2, 3]],
+        "2": [[6, 3], [3, 3], [3, 4]],
+        "3": [[6, 4], [4, 4], [4, 2]],
+        "mexican": [[6, 5]],
+    }
+    placed = [t for tr in trains.values() for t in tr]
+    rest = [t for t in double_six_rest(*placed) if t != [1, 5]]
+    hands = [[[1, 5], *rest[:10]], rest[10:11], rest[11:12], rest[12:13]]
+    return {
+        "format": "mexican-train-position/1",
+        "players": ["ann", "bo", "cy", "di"],
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 3, "hand_size": 5}},
+        "round": 1,
+        "engine": 6,
+        "turn": 0,
+        "opened": [True, True, True, True],
+        "hands": hands,
+        "boneyard": rest[13:],
+        "trains": trains,
+        "marked": [False, False, False, False],
+        "open_doubles": [],
+        "scores": [[], [], [], []],
+    }
+
+
+# The trains' rows out of the scrolled table's view, below it and above it.
+HIDDEN_ROWS = """() => {
+  const box = document.querySelector('.felt .trains').getBoundingClientRect();
+  const rows = [...document.querySelectorAll('.felt .train')].map(e => e.getBoundingClientRect());
+  return {below: rows.filter(r => r.bottom > box.bottom + 1).length,
+          above: rows.filter(r => r.top < box.top - 1).length};
+}"""
+
+
+def in_window(page: Page, selector: str) -> bool:
+    width, height = page.evaluate("[innerWidth, innerHeight]")
+    box = page.locator(selector).bounding_box()
+    assert box is not None, selector
+    return (
+        box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= width
+        and box["y"] + box["height"] <= height
+    )
+
+
+def test_trains_scrolled_out_of_the_table_are_named_by_a_cue_in_view(
+    table_server: str, new_page: Pages, axe: Axe, screenshot: Callable[..., Path]
+) -> None:
+    """Four players at 1280x800: the trains scroll within the table and the last ones, the
+    Mexican train among them, sat below its edge behind a faint fade. A cue in the window says
+    how many trains are below (or above), and names the Mexican train, the player's own and one
+    the chosen tile may go to; it takes the trains there. A phone, scrolling the page, has none."""
+    game = create_from_position(table_server, four_trains())
+    page = new_page(viewport=SIZES["1280"])
+    hold(page, game, 0, "en")
+    wait_shown(page, game.version())
+    page.evaluate("scrollTo(0, 0)")
+    hidden = page.evaluate(HIDDEN_ROWS)
+    assert hidden["below"] >= 1 and hidden["above"] == 0, hidden
+    below, above = page.locator(".trains-more.below"), page.locator(".trains-more.above")
+    more = words(
+        "trains.more_below.other" if hidden["below"] > 1 else "trains.more_below.one",
+        n=hidden["below"],
+    )
+    expect(below).to_be_visible()
+    expect(below).to_have_text(f"{more}: {words('train.mexican')}")
+    expect(above).to_be_hidden()
+    assert in_window(page, ".trains-more.below")
+    screenshot(page, "cue-1280")
+    axe(page, "trains-cue-1280")
+    # 1-5 goes on ann's own train, in view, and on the Mexican train, out of it: the cue
+    # marks that one as a train for the tile.
+    page.locator('.htile[data-tile="1-5"]').click()
+    expect(page.locator(".htile.selected")).to_have_count(1)
+    expect(below).to_have_text(f"{more}: ✓ {words('train.mexican')}")
+    expect(below).to_have_class(re.compile(r"\bplayable\b"))
+    screenshot(page, "cue-chosen-1280")
+    # The cue takes the trains down to the last one; then the first ones are above.
+    below.click()
+    expect(below).to_be_hidden()
+    expect(page.locator('.train-target[data-train="mexican"]')).to_be_in_viewport()
+    hidden = page.evaluate(HIDDEN_ROWS)
+    assert hidden["above"] >= 1 and hidden["below"] == 0, hidden
+    expect(above).to_be_visible()
+    over = words(
+        "trains.more_above.other" if hidden["above"] > 1 else "trains.more_above.one",
+        n=hidden["above"],
+    )
+    expect(above).to_have_text(f"{over}: ✓ {words('log.your_train')}")
+    assert in_window(page, ".trains-more.above")
+    screenshot(page, "cue-above-1280")
+    page.keyboard.press("Escape")  # the tile put back: ann's own train, with no mark
+    expect(page.locator(".htile.selected")).to_have_count(0)
+    expect(above).to_have_text(f"{over}: {words('log.your_train')}")
+    expect(above).not_to_have_class(re.compile(r"\bplayable\b"))
+    # A phone scrolls the page, not the trains: no cue.
+    phone = new_page(viewport=SIZES["390"], has_touch=True, is_mobile=True)
+    hold(phone, game, 0, "en")
+    wait_shown(phone, game.version())
+    expect(phone.locator(".trains-more.below")).to_be_hidden()
+    expect(phone.locator(".trains-more.above")).to_be_hidden()
+    screenshot(phone, "no-cue-390", full_page=True)
+    axe(phone, "trains-cue-390")

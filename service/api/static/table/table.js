@@ -35,6 +35,7 @@ const TICK_MS = 250;
 const FIT_WINDOW = "(min-width: 1000px) and (min-height: 600px)";
 const MIN_TRAINS_PX = 150;
 const FIT_MARGIN_PX = 8; // kept between the rack and the window's bottom edge
+const PAGE_OVERLAP_PX = 48; // of the trains in view before a cue's click, still in view after it
 
 function connection(state) {
   const element = document.getElementById("connection");
@@ -42,12 +43,25 @@ function connection(state) {
   element.textContent = state === "live" ? t("connection.live") : state === "down" ? t("connection.down") : "";
 }
 
-// Trains scrolled within the table fade out at an edge with more beyond it: a scroll bar is not
-// always drawn (overlay scroll bars show only while scrolling).
-function trainEdges(trains) {
-  const bounded = trains.classList.contains("bounded");
-  trains.classList.toggle("more-above", bounded && trains.scrollTop > 1);
-  trains.classList.toggle("more-below", bounded && trains.scrollTop + trains.clientHeight < trains.scrollHeight - 1);
+// The rows of trains scrolled within the table that are out of its view past the `side` edge
+// ("above" or "below"), even in part.
+function hiddenRows(trains, side) {
+  if (!trains.classList.contains("bounded")) return [];
+  const box = trains.getBoundingClientRect();
+  return Array.from(trains.querySelectorAll(".train")).filter((row) => {
+    const r = row.getBoundingClientRect();
+    return side === "below" ? r.bottom > box.bottom + 1 : r.top < box.top - 1;
+  });
+}
+
+// The cue's button over one edge of the trains: the player's focus stays where it was when it
+// is clicked (it hides once the trains are scrolled). Out of the Tab order and unread: the
+// keyboard and a screen reader reach every train in the list itself.
+function moreCue(side, onClick) {
+  return h("button", {
+    type: "button", class: ["trains-more", side], hidden: true, tabindex: "-1", "aria-hidden": "true",
+    onpointerdown: (event) => event.preventDefault(), onclick: onClick,
+  });
 }
 
 // A link first in the page takes the keyboard (and a screen reader) to the hand, past the top
@@ -899,6 +913,13 @@ class Table {
       this.trainsBefore = null;
     }
     trains.classList.remove("bounded", "more-above", "more-below");
+    this.boundTrains(trains, was);
+    this.trainEdges(trains);
+  }
+
+  // The trains bounded to the height left above the rack, from `was`, where it does not fit
+  // below them; a train a chosen tile may go to brought into view.
+  boundTrains(trains, was) {
     const rack = this.app.querySelector(".rack");
     if (!rack || !window.matchMedia(FIT_WINDOW).matches) return;
     const over = rack.getBoundingClientRect().bottom + window.scrollY + FIT_MARGIN_PX - window.innerHeight;
@@ -919,7 +940,39 @@ class Table {
       const row = legal[0].getBoundingClientRect(); // to the middle: clear of the faded edges
       trains.scrollTop += (row.top + row.bottom) / 2 - (box.top + box.bottom) / 2;
     }
-    trainEdges(trains);
+  }
+
+  // Trains scrolled within the table fade out at an edge with more beyond it, and a cue over
+  // that edge says how many are past it, naming those a player looks for (the Mexican train,
+  // their own, one the chosen tile may go to, marked ✓): a fade is easily missed, and a scroll
+  // bar is not always drawn (overlay scroll bars show only while scrolling).
+  trainEdges(trains) {
+    for (const side of ["above", "below"]) {
+      const rows = hiddenRows(trains, side);
+      trains.classList.toggle(`more-${side}`, rows.length > 0);
+      const cue = trains.parentElement.querySelector(`.trains-more.${side}`);
+      if (!cue) continue;
+      cue.hidden = rows.length === 0;
+      cue.classList.toggle("playable", rows.some((row) => row.classList.contains("legal")));
+      const named = rows.map((row) => this.cueName(row)).filter(Boolean);
+      const more = side === "above" ? tn("trains.more_above", rows.length) : tn("trains.more_below", rows.length);
+      cue.textContent = named.length ? `${more}: ${listOf(named)}` : more;
+    }
+  }
+
+  // A hidden train as the cue names it: none for another player's train the tile cannot go to.
+  cueName(row) {
+    const id = row.dataset.train;
+    const legal = row.classList.contains("legal");
+    if (!legal && id !== "mexican" && Number(id) !== this.seat) return null;
+    const name = trainLabel(this.view, id, this.seat);
+    return legal ? `✓ ${name}` : name;
+  }
+
+  // A cue clicked: the trains scroll a view's height (less a row's overlap) towards `direction`.
+  pageTrains(direction) {
+    const trains = this.app.querySelector(".felt .trains");
+    if (trains) trains.scrollTop += direction * Math.max(trains.clientHeight - PAGE_OVERLAP_PX, PAGE_OVERLAP_PX);
   }
 
   statusText() {
@@ -1125,7 +1178,10 @@ class Table {
     return h("section", { class: "felt", "aria-label": t("table.table") },
       v.engine === null ? h("p", { class: "empty-table" }, t("table.not_dealt"))
         : h("div", { class: "engine" }, h("span", { class: "engine-label" }, t("table.engine")), h("span", { class: "engine-value" }, `${v.engine}-${v.engine}`)),
-      h("ul", { class: "trains", "aria-label": t("table.trains"), onscroll: (event) => trainEdges(event.currentTarget) }, rows));
+      h("div", { class: "trains-box" },
+        h("ul", { class: "trains", "aria-label": t("table.trains"), onscroll: (event) => this.trainEdges(event.currentTarget) }, rows),
+        moreCue("above", () => this.pageTrains(-1)),
+        moreCue("below", () => this.pageTrains(1))));
   }
 
   actionButtons() {
