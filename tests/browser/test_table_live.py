@@ -341,6 +341,36 @@ def test_the_top_bar_says_the_connection_is_lost_while_a_move_gets_no_answer(
     screenshot(page, "answered")
 
 
+def test_a_move_answered_by_the_apps_own_503_does_not_say_the_connection_is_lost(
+    table_server: str, new_page: Pages
+) -> None:
+    """The app answers the move with a problem of its own (503 storage_full: Redis is out of
+    memory): the server was reached, so the top bar stays "Live" while the hint under the
+    hand says the move is sent again; nginx's 503 ``unavailable`` (no instance answered) is
+    the one that says the connection is lost."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"status of 503")
+    _, _, version = seated_at_my_turn(page, table_server)
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    full = {"title": "Service Unavailable", "status": 503, "code": "storage_full"}
+    answered: list[str] = []
+
+    def storage_full(route: Route) -> None:
+        answered.append(route.request.url)
+        route.fulfill(status=503, content_type="application/problem+json", body=json.dumps(full))
+
+    page.route("**/moves", storage_full)
+    page.locator(".htile.playable").first.click()
+    page.locator(".train-target.legal").first.click()
+    # The bar is set before the hint says the move is sent again (heardFromServer, resendIn).
+    expect(page.locator("#problem")).to_contain_text("sends it again until the server answers")
+    assert answered and notice.inner_text() == words("connection.live")
+    page.unroute("**/moves")
+    wait_shown(page, version + 1)
+    expect(notice).to_have_text(words("connection.live"))
+
+
 def test_a_table_left_while_its_move_gets_no_answer_leaves_the_top_bar_alone(
     table_server: str, new_page: Pages, screenshot: Callable[..., Path]
 ) -> None:

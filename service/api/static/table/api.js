@@ -36,6 +36,15 @@ export function retryWait(error, least) {
   return Math.max(least, Math.min(RETRY_MAX_MS, asked));
 }
 
+// Whether an error is an answer of the app's: a problem with a code of its own, 5xx ones
+// included (storage_full, internal_error: an instance took the request and said why). Not when
+// nothing answered (network), nor nginx's "unavailable" (no instance answered), nor a 5xx body
+// that is no problem at all (call names it "unavailable": a proxy's page).
+export function fromServer(error) {
+  if (error.status === 0) return false;
+  return error.status < 500 || (Boolean(error.problem.code) && error.code !== "unavailable");
+}
+
 // Every request with a seat's (or the table's) token on a game counts against one limit, that
 // token's on that game: a 429 on any of them (a view polled, a stream ticket, a move) closes the
 // window for all, so each timed request of that token on that game waits for the latest end

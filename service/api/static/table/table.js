@@ -3,7 +3,7 @@
 // page shows the legal moves its view carries, sends what the player chooses, and words a
 // refusal by its code.
 
-import { ApiError, game, idempotencyKey, pausedFor, retryWait } from "./api.js";
+import { ApiError, fromServer, game, idempotencyKey, pausedFor, retryWait } from "./api.js";
 import { announce, h, replace } from "./dom.js";
 import { applyEntry, describe, lastPlay, roundEnd, trainLabel } from "./entries.js";
 import { listOf, sentence, t, tn } from "./i18n.js";
@@ -119,7 +119,7 @@ class Table {
     this.transfer = null; // this seat's transfer ticket, once asked for
     this.live = null;
     this.streamState = ""; // the stream's: "live", "down", or "" (none)
-    this.unanswered = false; // the move in flight got no answer, or a 5xx: no server to take it
+    this.unanswered = false; // the move in flight got no answer from the app (fromServer): none to take it
     this.stopped = false;
     this.wasMyTurn = false;
     this.handDue = false; // the turn came and its hand is still to be brought into view (showHand)
@@ -672,7 +672,7 @@ class Table {
       if (!(error instanceof ApiError)) throw error;
       const problem = worded(error);
       if (problem.transient && this.token) {
-        this.heardFromServer(error.status !== 0 && error.status < 500);
+        this.heardFromServer(fromServer(error));
         this.resendIn(sending, Math.max(retryWait(error, RESEND_MS), pausedFor(this.gameId, this.token)));
         return;
       }
@@ -692,8 +692,8 @@ class Table {
     }
   }
 
-  // Whether the move's last send was answered (a 429 or a refusal is an answer), or nothing is
-  // in flight any more.
+  // Whether the move's last send was answered (a 429, a refusal, or the app's own 5xx problem
+  // is an answer: fromServer), or nothing is in flight any more.
   heardFromServer(answered) {
     if (this.unanswered === !answered) return;
     this.unanswered = !answered;
