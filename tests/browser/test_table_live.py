@@ -26,8 +26,10 @@ from tests.browser.table import (
     CATALOGUE,
     STORAGE_KEY,
     Game,
+    create_from_position,
     create_game,
     create_in_page,
+    double_six_rest,
     hold_clock,
     hold_seat,
     my_turn,
@@ -1199,6 +1201,77 @@ def test_the_view_asked_for_after_an_entry_is_not_an_answer_sent_before_it(
     page.wait_for_timeout(300)
     assert (len(sent), looked) == (2, []), (sent, looked)
     release_clock(page)
+
+
+def test_a_score_fetched_for_a_view_older_than_the_table_does_not_replace_its_final_table(
+    table_server: str, new_page: Pages
+) -> None:
+    """The last round of two: the stream comes back and the view it asks for is answered, its
+    scores still on their way while bo moves, ann goes out, and the table shows the game's end
+    with the final table. Those scores, of the game still playing, come last: the table does
+    not take them for its own, and closing the round's summary still shows the final table."""
+    page = new_page(viewport={"width": 1280, "height": 800})
+    new_page.log(page).allow(r"net::ERR_INTERNET_DISCONNECTED")  # the stream cut below
+    page.clock.install()
+    game = create_from_position(table_server, last_round_of_two())
+    hold_seat(page, game, 0)
+    wait_settled(page, game.version())
+    notice = page.locator("#connection")
+    expect(notice).to_have_text(words("connection.live"))
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold_first(route: Route) -> None:
+        if held:
+            route.fallback()
+        else:
+            held.append((route, route.fetch()))  # answered now, handed to the page later
+
+    page.route(f"{table_server}/api/v1/games/{game.game_id}/score", hold_first)
+    page.context.set_offline(True)
+    expect(notice).to_have_text(words("connection.down"))
+    page.context.set_offline(False)
+    expect(notice).to_have_text(words("connection.live"))
+    wait_until(page, lambda: len(held) == 1, 10_000)
+    before = game.version()
+    bo = {"action": "play", "tile": [5, 2], "train": "1"}
+    game.api("POST", "/moves", game.tokens[1], json=bo)
+    ann = {"action": "play", "tile": [5, 0], "train": "0"}
+    game.api("POST", "/moves", game.tokens[0], json=ann)
+    assert game.api("GET")["status"] == "game_over"
+    wait_settled(page, game.version())
+    results = page.locator("#results")
+    expect(results).to_be_visible()
+    assert game.version() > before + 1
+    hold_clock(page)  # no view asked again on a timer meanwhile
+    route, answer = held[0]
+    with page.expect_request(re.compile(r"/events\?after=")):  # the table asks for a rewind
+        route.fulfill(response=answer)
+    page.wait_for_timeout(300)  # on the test's own timer: the older answer handled
+    page.get_by_role("button", name=words("summary.dismiss")).click()
+    expect(results).to_be_visible(timeout=1000)
+    release_clock(page)
+
+
+def last_round_of_two() -> dict[str, Any]:
+    """A double-6 game of ann and bo in its last round (engine 5), bo to move: bo plays 5-2
+    on his train, then ann goes out with 5-0 on hers, and the game is over."""
+    hands = [[[5, 0]], [[5, 2], [3, 3]]]
+    placed = [tile for hand in hands for tile in hand] + [[5, 5]]
+    return {
+        "format": "mexican-train-position/1",
+        "players": ["ann", "bo"],
+        "rules": {"preset": "standard", "options": {"set": 6, "rounds": 2}},
+        "round": 2,
+        "engine": 5,
+        "turn": 1,
+        "opened": [True, True],
+        "hands": hands,
+        "boneyard": [*double_six_rest(*placed), [6, 6]],  # every tile but the engine 5-5
+        "trains": {"0": [], "1": [], "mexican": None},
+        "marked": [False, False],
+        "open_doubles": [],
+        "scores": [[0], [20]],
+    }
 
 
 def move_for_whoever_plays(game: Game) -> None:

@@ -248,12 +248,16 @@ class Table {
       // The seat's view carries its legal moves on its turn: no second request.
       const legal = { version: view.version, moves: view.legal_moves || [] };
       const scored = ["round_over", "game_over"].includes(view.status) || view.round > 1;
-      this.score = scored ? await this.fetchScore(view) : null;
+      const score = scored ? await this.fetchScore(view) : null;
+      // Checked once the scores are in: the table may have moved on while they came. An answer
+      // the table does not take brings no scores either: they may be older than the table's,
+      // and would take the final table away.
       if (this.view && view.version < this.view.version) {
         if (await this.rewound()) return this.reload();
         this.catchUpLater(); // an answer older than the table: ask again
         return true;
       }
+      this.score = score;
       this.accept(view, legal);
       return true;
     } catch (error) {
